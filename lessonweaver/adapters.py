@@ -1,0 +1,151 @@
+"""Adapt: give each file a format and map its records onto canonical traces and events.
+
+An adapter is a SQL script, `sql/adapters/<format>.sql`, whose header names the format and a `match`
+expression over a record's JSON (`doc`). A file's format is the one most of its records match (or the
+one forced with --format). The script reads the view `records_in` (that format's records) and inserts
+into the staging tables `traces`, `events` and `rejects`; see docs/formats.md for the contract.
+"""
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from lessonweaver.resources import sql_path
+from lessonweaver.sqlfile import SqlFile, SqlFileError, read_sql_file
+
+STAGING_TABLES = """
+CREATE OR REPLACE TABLE traces (
+    trace_id VARCHAR, format VARCHAR, source VARCHAR, task VARCHAR, outcome VARCHAR, tenant VARCHAR,
+    file VARCHAR, line BIGINT, started_at TIMESTAMP, ended_at TIMESTAMP, metadata JSON, extra JSON,
+    file_id BIGINT, record BIGINT
+);
+CREATE OR REPLACE TABLE events (
+    trace_id VARCHAR, seq INTEGER, event_id VARCHAR, type VARCHAR, raw_type VARCHAR, content VARCHAR,
+    status VARCHAR, success BOOLEAN, tool_name VARCHAR, ts TIMESTAMP, parent_id VARCHAR, metadata JSON,
+    extra JSON, file_id BIGINT, record BIGINT
+);
+CREATE OR REPLACE TABLE file_formats (file_id BIGINT, format VARCHAR);
+"""
+
+
+_NAME = re.compile(r"^[a-z0-9_-]+$")
+
+
+@dataclass(frozen=True)
+class Adapter:
+    format: str
+    title: str
+    match: str
+    priority: int
+    sql: SqlFile
+
+
+def load_adapters(folder: Path | None = None) -> list[Adapter]:
+    """The adapters in `folder` (default: the shipped sql/adapters), highest priority first."""
+    folder = folder or sql_path("adapters")
+    adapters = []
+    for path in sorted(Path(folder).glob("*.sql")):
+        f = read_sql_file(path)
+        f.require("format", "title", "match")
+        if not _NAME.match(f.header["format"]):
+            raise SqlFileError(f"{path}: format must be lowercase letters, digits, '-' or '_'")
+        try:
+            priority = int(f.header.get("priority", "0"))
+        except ValueError as exc:
+            raise SqlFileError(f"{path}: priority must be a whole number") from exc
+        adapters.append(Adapter(f.header["format"], f.header["title"], f.header["match"], priority, f))
+    return sorted(adapters, key=lambda a: (-a.priority, a.format))
+
+
+def adapt(con: duckdb.DuckDBPyConnection, adapters: list[Adapter], forced: str | None = None) -> None:
+    """Assign formats to the staged files and run each format's adapter over its records."""
+    con.execute(STAGING_TABLES)
+    names = [a.format for a in adapters]
+    if forced is not None and forced not in names:
+        raise ValueError(f"unknown format '{forced}' (known: {', '.join(names)})")
+    if forced:
+        con.execute("INSERT INTO file_formats SELECT file_id, ? FROM files WHERE NOT skipped", [forced])
+    else:
+        cases = " ".join(f"WHEN ({a.match}) THEN '{a.format}'" for a in adapters)
+        rank = " ".join(f"WHEN '{a.format}' THEN {i}" for i, a in enumerate(adapters))
+        con.execute(
+            f"""
+            INSERT INTO file_formats
+            SELECT file_id, arg_max(fmt, (n, -(CASE fmt {rank} END))) FROM (
+                SELECT file_id, fmt, count(*) AS n
+                FROM (SELECT file_id, CASE {cases} END AS fmt FROM records)
+                WHERE fmt IS NOT NULL GROUP BY ALL
+            ) GROUP BY file_id
+            """
+        )
+    known = ", ".join(names)
+    con.execute(
+        """
+        INSERT INTO rejects
+        SELECT r.file_id, r.line, r.record, 'not a trace in any known format (known: ' || ? || ')'
+        FROM records r ANTI JOIN file_formats f USING (file_id)
+        """,
+        [known],
+    )
+    present = {row[0] for row in con.execute("SELECT DISTINCT format FROM file_formats").fetchall()}
+    for adapter in adapters:
+        if adapter.format not in present:
+            continue
+        con.execute(
+            """
+            CREATE OR REPLACE TEMP VIEW records_in AS
+            SELECT r.file_id, fl.path AS file, r.line, r.record, r.doc
+            FROM records r JOIN file_formats ff USING (file_id) JOIN files fl USING (file_id)
+            WHERE ff.format = '{fmt}'
+            """.format(fmt=adapter.format)
+        )
+        con.execute(adapter.sql.body)
+    con.execute("DROP VIEW IF EXISTS records_in")
+    _settle_duplicates(con)
+
+
+def _settle_duplicates(con: duckdb.DuckDBPyConnection) -> None:
+    """Map every record to its trace, then keep one copy of a trace delivered more than once.
+
+    A later identical copy is dropped (its record still counts as loaded, with the trace); a later copy
+    with different content is rejected as a conflicting duplicate and the first one wins.
+    """
+    con.execute(
+        """
+        CREATE OR REPLACE TABLE record_traces AS
+        SELECT DISTINCT file_id, record, trace_id FROM (
+            SELECT file_id, record, trace_id FROM traces
+            UNION ALL SELECT file_id, record, trace_id FROM events
+        );
+
+        CREATE OR REPLACE TEMP TABLE later_copies AS
+        SELECT t.file_id, t.record, t.trace_id, fl.path AS first_file,
+               md5(r.doc::VARCHAR) = md5(r0.doc::VARCHAR) AS identical
+        FROM (
+            SELECT file_id, record, trace_id,
+                   first_value(file_id) OVER w AS first_file_id, first_value(record) OVER w AS first_record,
+                   row_number() OVER w AS nth
+            FROM traces WINDOW w AS (PARTITION BY trace_id ORDER BY file_id, record)
+        ) t
+        JOIN records r USING (file_id, record)
+        JOIN records r0 ON r0.file_id = t.first_file_id AND r0.record = t.first_record
+        JOIN files fl ON fl.file_id = t.first_file_id
+        WHERE t.nth > 1;
+
+        INSERT INTO rejects
+        SELECT c.file_id, r.line, c.record,
+               'conflicting duplicate of trace_id ' || c.trace_id || ' from ' || c.first_file
+        FROM later_copies c JOIN records r USING (file_id, record) WHERE NOT c.identical;
+
+        DELETE FROM record_traces
+        WHERE EXISTS (SELECT 1 FROM later_copies c WHERE c.file_id = record_traces.file_id
+                      AND c.record = record_traces.record AND NOT c.identical);
+        DELETE FROM events WHERE EXISTS (SELECT 1 FROM later_copies c
+                                         WHERE c.file_id = events.file_id AND c.record = events.record);
+        DELETE FROM traces WHERE EXISTS (SELECT 1 FROM later_copies c
+                                         WHERE c.file_id = traces.file_id AND c.record = traces.record);
+        DROP TABLE later_copies;
+        """
+    )

@@ -1,0 +1,124 @@
+"""The `lessonweaver` command."""
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from lessonweaver import __version__
+from lessonweaver.config import DEFAULT_DB, DEFAULT_INPUT, DEFAULT_OUT
+
+
+def _prefect_defaults() -> None:
+    """Quiet, offline-friendly Prefect settings unless the user chose otherwise."""
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+    os.environ.setdefault("PREFECT_SERVER_LOGGING_LEVEL", "WARNING")
+
+
+def _summary(run: dict) -> str:
+    lines = [
+        f"run {run['run_id']}: completed",
+        f"files:      {run['files_seen']} found, {run['files_read']} read, {run['files_skipped']} unchanged (skipped)",
+        f"records:    {run['records']} = {run['records_loaded']} loaded + {run['records_quarantined']} quarantined"
+        f" + {run['records_rejected']} rejected",
+        f"traces:     {run['traces_loaded']} loaded, {run['traces_duplicate']} already in the database,"
+        f" {run['traces_quarantined']} quarantined",
+        f"events:     {run['events_loaded']} loaded ({run['unknown_event_types']} of unknown type, kept)",
+    ]
+    for reason, n in run["quarantine_reasons"].items():
+        lines.append(f"  quarantined {n:>5}  {reason}")
+    lines.append(f"detections: {run['detections']}")
+    for detector, n in run["detections_by_detector"].items():
+        lines.append(f"  {detector:<22} {n:>5}")
+    for detector, message in sorted(run.get("detector_errors", {}).items()):
+        lines.append(f"  {detector:<22} FAILED: {message}")
+    lines.append(f"lessons:    {run['lessons_new']} new, {run['lessons_total']} total")
+    lines.append(f"database:   {run['db']}")
+    for path in run["written"]:
+        lines.append(f"report:     {path}")
+    return "\n".join(lines)
+
+
+def _preflight(args: argparse.Namespace) -> None:
+    """Catch a wrong path, a broken detector or a locked database before Prefect starts up."""
+    from lessonweaver import adapters, detectors, discover, store
+
+    discover.discover(args.paths or [DEFAULT_INPUT])
+    names = [a.format for a in adapters.load_adapters()]
+    if args.format and args.format not in names:
+        raise ValueError(f"unknown format '{args.format}' (known: {', '.join(names)})")
+    detectors.load_detectors(args.detectors)
+    if args.templates and not Path(args.templates).is_dir():
+        raise ValueError(f"template folder does not exist: {args.templates}")
+    store.connect(args.db).close()
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    _preflight(args)
+    _prefect_defaults()
+    from flows.nightly import nightly  # Prefect is slow to import; only `run` needs it
+
+    run = nightly(
+        paths=args.paths or [DEFAULT_INPUT],
+        db=args.db,
+        out=args.out,
+        detector_dirs=args.detectors,
+        templates=args.templates,
+        format=args.format,
+    )
+    run["db"] = args.db
+    print(_summary(run))
+    return 0
+
+
+def cmd_detectors(args: argparse.Namespace) -> int:
+    from lessonweaver.detectors import load_detectors
+
+    for d in load_detectors(args.detectors):
+        print(f"{d.id:<20} {d.severity:<9} {d.title}")
+        if args.verbose:
+            print(f"{'':<20} {d.description}\n{'':<20} {d.sql.path}\n")
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="lessonweaver", description="Find where agents went wrong and weave it into lessons.")
+    p.add_argument("--version", action="version", version=f"lessonweaver {__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="load trace files, detect, weave lessons and render reports")
+    run.add_argument("paths", nargs="*", metavar="PATH", help=f"files or folders (recursive); default: {DEFAULT_INPUT}/")
+    run.add_argument("--db", default=DEFAULT_DB, help=f"database file (default: {DEFAULT_DB})")
+    run.add_argument("--out", default=DEFAULT_OUT, help=f"report folder (default: {DEFAULT_OUT}/)")
+    run.add_argument("--detectors", action="append", default=[], metavar="DIR",
+                     help="a folder of your own detector .sql files (repeatable)")
+    run.add_argument("--templates", metavar="DIR", help="a folder of templates used before the shipped ones")
+    run.add_argument("--format", help="read every file with this adapter instead of detecting the format")
+    run.set_defaults(func=cmd_run)
+
+    det = sub.add_parser("detectors", help="list the detectors a run would use")
+    det.add_argument("--detectors", action="append", default=[], metavar="DIR")
+    det.add_argument("-v", "--verbose", action="store_true", help="show descriptions and files")
+    det.set_defaults(func=cmd_detectors)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    from lessonweaver.discover import InputError
+    from lessonweaver.sqlfile import SqlFileError
+    from lessonweaver.store import StoreError
+
+    try:
+        return args.func(args)
+    except (InputError, SqlFileError, StoreError, ValueError) as exc:
+        print(f"lessonweaver: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("lessonweaver: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,21 @@
+"""Run settings: one plain, picklable value passed from the CLI to the flow and its tasks."""
+
+import os
+from dataclasses import dataclass, field
+
+DEFAULT_DB = "lessonweaver.duckdb"
+DEFAULT_OUT = "reports"
+DEFAULT_INPUT = "data"
+
+
+@dataclass(frozen=True)
+class Settings:
+    paths: tuple[str, ...] = (DEFAULT_INPUT,)
+    db: str = DEFAULT_DB
+    out: str = DEFAULT_OUT
+    detector_dirs: tuple[str, ...] = ()  # the user's own detectors, added to the shipped ones
+    templates: str | None = None  # a folder that overrides the shipped templates
+    format: str | None = None  # force one adapter instead of sniffing each file
+    threads: int = field(default_factory=lambda: os.cpu_count() or 1)
+    memory_limit: str = os.environ.get("LESSONWEAVER_MEMORY_LIMIT", "2GB")
+    batch_bytes: int = 256 * 1024 * 1024  # input bytes read into one staging database at a time

@@ -1,0 +1,79 @@
+"""Discover: walk the inputs and list the trace files in a stable order.
+
+Only names matter here; content is judged later. Hidden files and folders are passed over, as are
+files whose suffix is not a trace suffix when they are found by walking a folder (a file named
+explicitly is always taken, whatever its suffix).
+"""
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+TRACE_SUFFIXES = (".json", ".jsonl", ".ndjson")
+
+
+@dataclass(frozen=True)
+class InputFile:
+    path: str
+    size: int
+    mtime: float
+
+    @property
+    def compressed(self) -> bool:
+        return self.path.endswith(".gz")
+
+    @property
+    def layout_hint(self) -> str:
+        """'json' for one document per file, 'jsonl' for one record per line."""
+        name = self.path[:-3] if self.compressed else self.path
+        return "json" if name.endswith(".json") else "jsonl"
+
+
+class InputError(ValueError):
+    """An input path that does not exist."""
+
+
+def _is_trace_name(name: str) -> bool:
+    base = name[:-3] if name.endswith(".gz") else name
+    return base.endswith(TRACE_SUFFIXES)
+
+
+def _entry(path: str) -> InputFile:
+    st = os.stat(path)
+    return InputFile(path=path, size=st.st_size, mtime=st.st_mtime)
+
+
+def discover(paths: list[str] | tuple[str, ...]) -> list[InputFile]:
+    """Return the trace files under `paths`, sorted, each once."""
+    found: dict[str, InputFile] = {}
+    for raw in paths:
+        p = Path(raw)
+        if p.is_file():
+            found.setdefault(os.path.normpath(raw), _entry(os.path.normpath(raw)))
+        elif p.is_dir():
+            for root, dirs, files in os.walk(p):
+                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                for name in sorted(files):
+                    if name.startswith(".") or not _is_trace_name(name):
+                        continue
+                    full = os.path.normpath(os.path.join(root, name))
+                    found.setdefault(full, _entry(full))
+        else:
+            raise InputError(f"input path does not exist: {raw}")
+    return [found[k] for k in sorted(found)]
+
+
+def batches(files: list[InputFile], max_bytes: int) -> list[list[InputFile]]:
+    """Group files into batches of at most `max_bytes` of input (a larger file is a batch alone)."""
+    out: list[list[InputFile]] = []
+    current: list[InputFile] = []
+    size = 0
+    for f in files:
+        if current and size + f.size > max_bytes:
+            out.append(current)
+            current, size = [], 0
+        current.append(f)
+        size += f.size
+    if current:
+        out.append(current)
+    return out

@@ -1,0 +1,183 @@
+"""Read: each raw file once, into staging records.
+
+Python touches each file once, for what DuckDB cannot do on raw bytes: gunzip, the content hash, a
+byte-order mark and bytes that are not UTF-8. Everything per record (splitting lines, parsing and
+checking JSON) happens in DuckDB, set-at-a-time.
+
+Staging tables this stage creates in the batch's in-memory database:
+  files(file_id, path, sha256, size, mtime, note, skipped)
+  records(file_id, line, record, doc)  -- every JSON object found, one row per record
+  rejects(file_id, line, record, reason)
+`line` is the line in the file when records are lines; `record` numbers records within a file.
+"""
+
+import hashlib
+import json
+import zlib
+from collections.abc import Iterable
+
+import duckdb
+import polars as pl
+
+from lessonweaver.discover import InputFile
+
+_BOM = b"\xef\xbb\xbf"
+_ENRICH_LIMIT = 1000  # invalid lines per file that get a precise parser message
+
+
+def _gunzip(raw: bytes) -> tuple[bytes, str | None]:
+    """Decompress every gzip member; on a truncated or corrupt stream keep what came out before it."""
+    out: list[bytes] = []
+    data = raw
+    while data:
+        inflater = zlib.decompressobj(wbits=31)
+        try:
+            out.append(inflater.decompress(data))
+            out.append(inflater.flush())
+        except zlib.error:
+            return b"".join(out), "corrupt gzip data: kept the lines before the damage"
+        if not inflater.eof:
+            return b"".join(out), "truncated gzip stream: kept the lines before the cut"
+        data = inflater.unused_data.lstrip(b"\x00")
+    return b"".join(out), None
+
+
+def _decode(data: bytes) -> tuple[str, list[tuple[int, str]]]:
+    """Decode UTF-8; lines that do not decode are blanked and returned as (line, reason)."""
+    if data.startswith(_BOM):
+        data = data[len(_BOM):]
+    try:
+        return data.decode("utf-8"), []
+    except UnicodeDecodeError:
+        pass
+    lines, bad = [], []
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        try:
+            lines.append(line.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            lines.append("")
+            bad.append((number, f"not valid UTF-8 (byte 0x{line[exc.start]:02x} at column {exc.start + 1})"))
+    return "\n".join(lines), bad
+
+
+def json_error_reason(text: str) -> str:
+    """A parser message for an invalid JSON record: positions only, never content."""
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as exc:
+        if exc.pos >= len(text.rstrip()):
+            return "invalid JSON (unexpected end of input)"
+        where = f"line {exc.lineno} column {exc.colno}" if exc.lineno > 1 else f"column {exc.colno}"
+        return f"invalid JSON ({exc.msg.lower()} at {where})"
+    except RecursionError:
+        return "invalid JSON (nested too deeply)"
+    return "invalid JSON (non-standard value)"
+
+
+def read_files(con: duckdb.DuckDBPyConnection, files: Iterable[InputFile], known_hashes: frozenset[str] = frozenset()) -> None:
+    """Read `files` into the staging tables; files whose content hash is in `known_hashes` are skipped."""
+    rows: dict[str, list] = {k: [] for k in ("file_id", "path", "sha256", "size", "mtime", "hint", "note", "skipped", "text")}
+    bad_bytes: list[tuple[int, int, str]] = []
+    for file_id, f in enumerate(files, start=1):
+        note, text = None, None
+        try:
+            with open(f.path, "rb") as fh:
+                raw = fh.read()
+        except OSError as exc:
+            raw, note = b"", f"could not read file ({exc.strerror or exc.__class__.__name__})"
+        sha = hashlib.sha256(raw).hexdigest()
+        skipped = sha in known_hashes and note is None
+        if not skipped and note is None:
+            data = raw
+            if f.compressed:
+                data, note = _gunzip(raw)
+            text, bad = _decode(data)
+            bad_bytes.extend((file_id, line, reason) for line, reason in bad)
+        for key, value in zip(rows, (file_id, f.path, sha, f.size, f.mtime, f.layout_hint, note, skipped, text)):
+            rows[key].append(value)
+
+    incoming = pl.DataFrame(
+        rows,
+        schema={"file_id": pl.Int64, "path": pl.Utf8, "sha256": pl.Utf8, "size": pl.Int64, "mtime": pl.Float64,
+                "hint": pl.Utf8, "note": pl.Utf8, "skipped": pl.Boolean, "text": pl.Utf8},
+    )
+    con.register("incoming_files", incoming)
+    con.execute(
+        """
+        CREATE OR REPLACE TABLE files AS
+        SELECT file_id, path, sha256, size, mtime, note, skipped FROM incoming_files;
+
+        -- A file is one JSON document (an object, or an array of records) or one record per line.
+        -- The suffix says which to try first; a pretty-printed .jsonl or a one-array file is still read.
+        CREATE OR REPLACE TEMP TABLE file_text AS
+        SELECT file_id, text,
+               CASE
+                 WHEN text IS NULL OR trim(text, E' \\t\\r\\n') = '' THEN 'empty'
+                 WHEN hint = 'json' AND json_valid(text) THEN 'document'
+                 WHEN hint = 'jsonl'
+                      AND (NOT json_valid(first_line) OR json_type(first_line) = 'ARRAY')
+                      AND json_valid(text) THEN 'document'
+                 ELSE 'lines'
+               END AS layout
+        FROM (SELECT *, split_part(ltrim(text, E' \\t\\r\\n'), E'\\n', 1) AS first_line FROM incoming_files);
+
+        CREATE OR REPLACE TEMP TABLE raw_records AS
+        SELECT file_id, line, line AS record, rtrim(text, E'\\r') AS text
+        FROM (
+            SELECT file_id, generate_subscripts(parts, 1) AS line, unnest(parts) AS text
+            FROM (SELECT file_id, string_split(text, E'\\n') AS parts FROM file_text WHERE layout = 'lines')
+        )
+        WHERE trim(text, E' \\t\\r') <> ''
+        UNION ALL
+        SELECT file_id, NULL::BIGINT, generate_subscripts(items, 1), unnest(items)
+        FROM (SELECT file_id, json_extract(text, '$[*]') AS items
+              FROM file_text WHERE layout = 'document' AND json_type(text) = 'ARRAY')
+        UNION ALL
+        SELECT file_id, 1, 1, text
+        FROM file_text WHERE layout = 'document' AND json_type(text) <> 'ARRAY';
+
+        DROP TABLE file_text;
+        """
+    )
+    con.unregister("incoming_files")
+    con.execute(
+        """
+        CREATE OR REPLACE TABLE records AS
+        SELECT file_id, line, record, text::JSON AS doc
+        FROM raw_records WHERE json_valid(text) AND json_type(text) = 'OBJECT';
+
+        CREATE OR REPLACE TABLE rejects (file_id BIGINT, line BIGINT, record BIGINT, reason VARCHAR);
+
+        INSERT INTO rejects
+        SELECT file_id, line, record,
+               'not a JSON object (got ' || CASE json_type(text)
+                   WHEN 'ARRAY' THEN 'an array' WHEN 'VARCHAR' THEN 'a string' WHEN 'BOOLEAN' THEN 'a boolean'
+                   WHEN 'NULL' THEN 'null' ELSE 'a number' END || ')'
+        FROM raw_records WHERE json_valid(text) AND json_type(text) <> 'OBJECT';
+        """
+    )
+    for file_id, line, reason in bad_bytes:
+        con.execute("INSERT INTO rejects VALUES (?, ?, ?, ?)", [file_id, line, line, reason])
+    invalid = con.execute(
+        f"""
+        SELECT file_id, line, record, text,
+               row_number() OVER (PARTITION BY file_id ORDER BY record) AS nth
+        FROM raw_records WHERE NOT json_valid(text)
+        QUALIFY nth <= {_ENRICH_LIMIT}
+        """
+    ).fetchall()
+    if invalid:
+        con.executemany(
+            "INSERT INTO rejects VALUES (?, ?, ?, ?)",
+            [(fid, line, rec, json_error_reason(text)) for fid, line, rec, text, _ in invalid],
+        )
+    con.execute(
+        f"""
+        INSERT INTO rejects
+        SELECT file_id, line, record, 'invalid JSON' FROM (
+            SELECT file_id, line, record, row_number() OVER (PARTITION BY file_id ORDER BY record) AS nth
+            FROM raw_records WHERE NOT json_valid(text)
+        ) WHERE nth > {_ENRICH_LIMIT};
+        DROP TABLE raw_records;
+        """
+    )

@@ -1,0 +1,128 @@
+-- format: lessonweaver
+-- title: lessonweaver trace JSON: one trace per record (../shared/formats/lessonweaver-trace.md)
+-- match: json_exists(doc, '$.events') OR (json_exists(doc, '$.trace_id') AND json_exists(doc, '$.task'))
+--   OR coalesce(doc->>'schema', '') LIKE 'weaver-spec/failure-case%'
+-- priority: 100
+--
+-- Reads records_in(file_id, file, line, record, doc) and fills staging traces, events and rejects.
+-- Also reads the weaver-spec failure-case records that lessonweaver's own examples include: the failure
+-- becomes an error event and its correction a human_correction.
+
+CREATE OR REPLACE TEMP TABLE lw_docs AS
+SELECT file_id, file, line, record, doc,
+       coalesce(doc->>'schema', '') LIKE 'weaver-spec/failure-case%' AS is_failure_case,
+       json_type(doc, '$.trace_id') AS t_trace_id,
+       json_type(doc, '$.source') AS t_source,
+       json_type(doc, '$.task') AS t_task,
+       json_type(doc, '$.outcome') AS t_outcome,
+       json_type(doc, '$.events') AS t_events
+FROM records_in;
+
+-- One row per event of a well-shaped trace, parsed once into a struct.
+CREATE OR REPLACE TEMP TABLE lw_events AS
+SELECT file_id, record, seq, json_type(ev) AS t_ev, ev,
+       from_json(ev, '{"id": "VARCHAR", "type": "VARCHAR", "content": "VARCHAR", "status": "VARCHAR",
+                       "success": "VARCHAR", "metadata": "JSON", "timestamp": "VARCHAR",
+                       "parent_id": "VARCHAR", "tool_name": "VARCHAR"}') AS e
+FROM (
+    SELECT file_id, record, generate_subscripts(evs, 1) AS seq, unnest(evs) AS ev
+    FROM (SELECT file_id, record, json_extract(doc, '$.events[*]') AS evs
+          FROM lw_docs WHERE NOT is_failure_case AND t_events = 'ARRAY')
+);
+
+-- The first thing wrong with each trace record, in the order a person would fix them.
+CREATE OR REPLACE TEMP TABLE lw_problems AS
+WITH field_problems AS (
+    SELECT file_id, record,
+           CASE
+             WHEN t_trace_id IS NULL OR t_trace_id = 'NULL' THEN 'missing required field ''trace_id'''
+             WHEN t_trace_id NOT IN ('VARCHAR', 'BIGINT', 'UBIGINT') THEN 'field ''trace_id'' must be a string'
+             WHEN trim(doc->>'trace_id') = '' THEN 'field ''trace_id'' is empty'
+             WHEN t_source IS NULL OR t_source = 'NULL' THEN 'missing required field ''source'''
+             WHEN t_task IS NULL OR t_task = 'NULL' THEN 'missing required field ''task'''
+             WHEN t_outcome IS NULL OR t_outcome = 'NULL' THEN 'missing required field ''outcome'''
+             WHEN t_events IS NULL OR t_events = 'NULL' THEN 'missing required field ''events'''
+             WHEN t_events <> 'ARRAY' THEN 'field ''events'' must be a list'
+             WHEN t_source IN ('OBJECT', 'ARRAY') THEN 'field ''source'' must be a string'
+             WHEN t_task IN ('OBJECT', 'ARRAY') THEN 'field ''task'' must be a string'
+             WHEN t_outcome IN ('OBJECT', 'ARRAY') THEN 'field ''outcome'' must be a string'
+           END AS problem
+    FROM lw_docs WHERE NOT is_failure_case
+    UNION ALL
+    SELECT file_id, record,
+           CASE WHEN json_type(doc, '$.failure_id') IS NULL THEN 'missing required field ''failure_id''' END
+    FROM lw_docs WHERE is_failure_case
+),
+event_problems AS (
+    SELECT file_id, record,
+           arg_min(CASE
+                     WHEN t_ev <> 'OBJECT' THEN 'event ' || seq || ' is not an object'
+                     WHEN e.id IS NULL OR trim(e.id) = '' THEN 'event ' || seq || ': missing required field ''id'''
+                     WHEN e.type IS NULL OR trim(e.type) = '' THEN 'event ' || seq || ': missing required field ''type'''
+                   END, seq) FILTER (WHERE t_ev <> 'OBJECT' OR e.id IS NULL OR trim(e.id) = ''
+                                            OR e.type IS NULL OR trim(e.type) = '') AS problem
+    FROM lw_events GROUP BY file_id, record
+)
+SELECT f.file_id, f.record, coalesce(f.problem, ep.problem) AS problem
+FROM field_problems f LEFT JOIN event_problems ep USING (file_id, record)
+WHERE coalesce(f.problem, ep.problem) IS NOT NULL;
+
+INSERT INTO rejects (file_id, line, record, reason)
+SELECT d.file_id, d.line, d.record, p.problem
+FROM lw_problems p JOIN lw_docs d USING (file_id, record);
+
+INSERT INTO traces (trace_id, format, source, task, outcome, tenant, file, line, started_at, ended_at,
+                    metadata, extra, file_id, record)
+SELECT CASE WHEN is_failure_case THEN doc->>'failure_id' ELSE doc->>'trace_id' END,
+       'lessonweaver',
+       doc->>'source',
+       doc->>'task',
+       CASE WHEN NOT is_failure_case THEN doc->>'outcome'
+            WHEN json_exists(doc, '$.correction') THEN 'corrected_by_human'
+            ELSE 'failure' END,
+       doc->'metadata'->>'tenant_id',
+       file, line, NULL, NULL,
+       doc->'metadata',
+       nullif(json_merge_patch(doc, CASE WHEN is_failure_case
+           THEN '{"failure_id":null,"source":null,"task":null,"metadata":null,"failure":null,"correction":null}'
+           ELSE '{"trace_id":null,"source":null,"task":null,"outcome":null,"metadata":null,"events":null}' END)::VARCHAR,
+           '{}')::JSON,
+       file_id, record
+FROM lw_docs d
+WHERE NOT EXISTS (SELECT 1 FROM lw_problems p WHERE p.file_id = d.file_id AND p.record = d.record);
+
+INSERT INTO events (trace_id, seq, event_id, type, raw_type, content, status, success, tool_name, ts,
+                    parent_id, metadata, extra, file_id, record)
+SELECT t.trace_id, ev.seq, ev.e.id, lw_canonical_type(ev.e.type), ev.e.type, ev.e.content, ev.e.status,
+       CASE WHEN lw_truthy(ev.e.success) THEN true WHEN lw_falsy(ev.e.success) THEN false END,
+       coalesce(ev.e.tool_name, ev.e.metadata->>'tool', ev.e.metadata->>'tool_name',
+                CASE WHEN lw_canonical_type(ev.e.type) IN ('tool_call', 'tool_result')
+                     THEN lw_tool_from_content(ev.e.content) END),
+       try_cast(ev.e.timestamp AS TIMESTAMP),
+       ev.e.parent_id,
+       ev.e.metadata,
+       nullif(json_merge_patch(ev.ev, '{"id":null,"type":null,"content":null,"status":null,"success":null,
+                                        "metadata":null,"timestamp":null,"parent_id":null,"tool_name":null}')::VARCHAR,
+              '{}')::JSON,
+       ev.file_id, ev.record
+FROM lw_events ev JOIN traces t USING (file_id, record)
+WHERE t.format = 'lessonweaver';
+
+-- Failure cases: the failure, then its correction.
+INSERT INTO events (trace_id, seq, event_id, type, raw_type, content, status, success, tool_name, ts,
+                    parent_id, metadata, extra, file_id, record)
+SELECT t.trace_id, 1, 'failure', 'error', 'failure',
+       concat_ws(' ', d.doc->'failure'->>'summary', d.doc->'failure'->>'detail'),
+       'failed', false, NULL, NULL, NULL,
+       json_object('severity', d.doc->'failure'->>'severity'), NULL, d.file_id, d.record
+FROM lw_docs d JOIN traces t USING (file_id, record)
+WHERE d.is_failure_case AND json_exists(d.doc, '$.failure')
+UNION ALL
+SELECT t.trace_id, 2, 'correction', 'human_correction', 'correction',
+       d.doc->'correction'->>'summary', NULL, NULL, NULL, NULL, NULL, NULL, NULL, d.file_id, d.record
+FROM lw_docs d JOIN traces t USING (file_id, record)
+WHERE d.is_failure_case AND json_exists(d.doc, '$.correction');
+
+DROP TABLE lw_docs;
+DROP TABLE lw_events;
+DROP TABLE lw_problems;

@@ -1,0 +1,130 @@
+-- The lessonweaver database: the public SQL interface (documented in docs/tables.md).
+-- Applied on every open; every statement is idempotent.
+
+CREATE TABLE IF NOT EXISTS runs (
+    run_id              VARCHAR,
+    started_at          TIMESTAMP,
+    finished_at         TIMESTAMP,
+    status              VARCHAR,    -- running | completed | failed
+    inputs              VARCHAR[],
+    files_seen          BIGINT,
+    files_read          BIGINT,
+    files_skipped       BIGINT,     -- already ingested with the same content
+    records             BIGINT,
+    records_loaded      BIGINT,
+    records_quarantined BIGINT,
+    records_rejected    BIGINT,
+    traces_loaded       BIGINT,     -- new traces stored by this run
+    traces_duplicate    BIGINT,     -- traces already in the database, not stored again
+    traces_quarantined  BIGINT,
+    events_loaded       BIGINT,
+    unknown_event_types BIGINT,     -- events whose raw_type maps to no canonical type
+    detections          BIGINT,
+    lessons_new         BIGINT,
+    lessons_total       BIGINT
+);
+
+CREATE TABLE IF NOT EXISTS ingested_files (
+    path        VARCHAR,
+    sha256      VARCHAR,
+    size        BIGINT,
+    mtime       DOUBLE,
+    format      VARCHAR,
+    records     BIGINT,
+    loaded      BIGINT,
+    quarantined BIGINT,
+    rejected    BIGINT,
+    run_id      VARCHAR,
+    ingested_at TIMESTAMP
+);
+
+CREATE TABLE IF NOT EXISTS traces (
+    trace_id   VARCHAR,
+    format     VARCHAR,
+    source     VARCHAR,
+    task       VARCHAR,
+    outcome    VARCHAR,
+    tenant     VARCHAR,
+    file       VARCHAR,
+    line       BIGINT,
+    started_at TIMESTAMP,
+    ended_at   TIMESTAMP,
+    metadata   JSON,
+    extra      JSON,       -- top-level fields with no canonical column
+    run_id     VARCHAR,
+    loaded_at  TIMESTAMP
+);
+
+CREATE TABLE IF NOT EXISTS events (
+    trace_id  VARCHAR,
+    seq       INTEGER,     -- 1-based order within the trace
+    event_id  VARCHAR,
+    type      VARCHAR,     -- canonical type, or 'unknown'
+    raw_type  VARCHAR,     -- the type as written
+    content   VARCHAR,
+    status    VARCHAR,
+    success   BOOLEAN,
+    tool_name VARCHAR,
+    ts        TIMESTAMP,
+    parent_id VARCHAR,
+    metadata  JSON,
+    extra     JSON         -- event fields with no canonical column
+);
+
+CREATE TABLE IF NOT EXISTS detections (
+    detector    VARCHAR,
+    trace_id    VARCHAR,
+    event_id    VARCHAR,   -- NULL for a trace-level finding
+    seq         INTEGER,
+    severity    VARCHAR,
+    evidence    VARCHAR,
+    problem     VARCHAR,
+    lesson      VARCHAR,   -- proposed lesson text for this occurrence
+    lesson_id   VARCHAR,   -- NULL when the trace opted out (lesson_candidate false)
+    run_id      VARCHAR,
+    detected_at TIMESTAMP
+);
+
+CREATE TABLE IF NOT EXISTS lessons (
+    lesson_id         VARCHAR,
+    detector          VARCHAR,
+    severity          VARCHAR,
+    source            VARCHAR,
+    task              VARCHAR,
+    title             VARCHAR,
+    problem           VARCHAR,
+    lesson            VARCHAR,
+    evidence          VARCHAR,
+    example_trace_ids VARCHAR[],
+    occurrences       BIGINT,
+    trace_count       BIGINT,
+    first_seen        TIMESTAMP,
+    last_seen         TIMESTAMP
+);
+
+CREATE TABLE IF NOT EXISTS quarantine (
+    trace_id       VARCHAR,
+    file           VARCHAR,
+    line           BIGINT,
+    reason         VARCHAR,
+    run_id         VARCHAR,
+    quarantined_at TIMESTAMP
+);
+
+CREATE TABLE IF NOT EXISTS rejects (
+    file        VARCHAR,
+    line        BIGINT,    -- line in the file, when the record is a line
+    record      BIGINT,    -- 1-based record index within the file
+    reason      VARCHAR,
+    run_id      VARCHAR,
+    rejected_at TIMESTAMP
+);
+
+-- The detectors the latest run used: titles and descriptions for reports and queries.
+CREATE TABLE IF NOT EXISTS detectors (
+    detector    VARCHAR,
+    title       VARCHAR,
+    severity    VARCHAR,
+    description VARCHAR,
+    path        VARCHAR
+);
