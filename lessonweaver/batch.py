@@ -37,6 +37,10 @@ OUTPUTS = {
 }
 
 
+class BatchError(RuntimeError):
+    """A batch that failed for a reason other than its input (input problems become rejects)."""
+
+
 @dataclass
 class BatchResult:
     folder: str
@@ -93,8 +97,12 @@ def run_batch(files: list[InputFile], settings: Settings, folder: str,
         errors = detectors.detect(con, detectors.load_detectors(settings.detector_dirs))
         _account(con)
         for name, query in OUTPUTS.items():
-            target = Path(folder) / f"{name}.parquet"
-            con.execute(f"COPY ({query}) TO '{target.as_posix()}' (FORMAT parquet)")
+            target = (Path(folder) / f"{name}.parquet").as_posix().replace("'", "''")
+            con.execute(f"COPY ({query}) TO '{target}' (FORMAT parquet)")
+    except duckdb.Error as exc:
+        # The database's message may quote raw record text; never let it reach a log line.
+        names = ", ".join(f.path for f in files[:3]) + (" …" if len(files) > 3 else "")
+        raise BatchError(f"staging failed for {names}: {privacy.safe_error(exc)}") from None
     finally:
         con.close()
     return BatchResult(folder=folder, detector_errors=errors)

@@ -118,6 +118,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("lessonweaver: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # a bug or an environment problem: one clean line, no data, no traceback
+        from lessonweaver.privacy import safe_error
+
+        print(f"lessonweaver: failed: {exc.__class__.__name__}: {safe_error(exc)}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import duckdb
 
+from lessonweaver.privacy import safe_error
 from lessonweaver.resources import sql_path
 from lessonweaver.sqlfile import SqlFile, SqlFileError, read_sql_file
 
@@ -20,7 +21,6 @@ SEVERITIES = ("info", "low", "medium", "high", "critical")
 REQUIRED_COLUMNS = ("trace_id", "evidence")
 OPTIONAL_COLUMNS = ("event_id", "seq", "severity", "problem", "lesson")
 _ID = re.compile(r"^[a-z][a-z0-9_]*$")
-_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
 
 DETECTIONS_TABLE = """
 CREATE OR REPLACE TABLE detections (
@@ -62,12 +62,6 @@ def load_detectors(extra_dirs: tuple[str, ...] | list[str] = ()) -> list[Detecto
                 raise SqlFileError(f"detector id '{d.id}' is defined twice: {found[d.id].sql.path} and {path}")
             found[d.id] = d
     return [found[k] for k in sorted(found)]
-
-
-def safe_error(exc: Exception) -> str:
-    """An error message with quoted literals masked: database errors can quote the data they choked on."""
-    first = str(exc).strip().splitlines()[0] if str(exc).strip() else exc.__class__.__name__
-    return _QUOTED.sub("'…'", first)
 
 
 def run_detector(con: duckdb.DuckDBPyConnection, d: Detector) -> int:

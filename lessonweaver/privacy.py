@@ -5,6 +5,8 @@ quarantined trace leaves only its trace_id, file, line and a reason behind; its 
 staging so no later stage can see them.
 """
 
+import re
+
 import duckdb
 
 # Values of the reserved tags that do not make a trace sensitive; any other value does, unknown ones too.
@@ -41,3 +43,19 @@ def screen(con: duckdb.DuckDBPyConnection) -> None:
         DELETE FROM traces WHERE trace_id IN (SELECT trace_id FROM quarantine);
         """
     )
+
+
+_QUOTE_OR_INPUT = re.compile(r"""['"`]|Input:""")
+
+
+def safe_error(exc: BaseException) -> str:
+    """The first line of an error, cut before anything quoted: database errors quote the data they choked on.
+
+    Errors about the query itself (syntax, unknown columns or tables) quote only SQL, so they stay whole.
+    """
+    text = str(exc).strip()
+    first = text.splitlines()[0] if text else exc.__class__.__name__
+    if isinstance(exc, (duckdb.ParserException, duckdb.BinderException, duckdb.CatalogException)):
+        return first
+    cut = _QUOTE_OR_INPUT.search(first)
+    return (first[: cut.start()].rstrip() + " …") if cut else first

@@ -65,10 +65,10 @@ def json_error_reason(text: str) -> str:
     try:
         json.loads(text)
     except json.JSONDecodeError as exc:
-        if exc.pos >= len(text.rstrip()):
+        if exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string"):
             return "invalid JSON (unexpected end of input)"
         where = f"line {exc.lineno} column {exc.colno}" if exc.lineno > 1 else f"column {exc.colno}"
-        return f"invalid JSON ({exc.msg.lower()} at {where})"
+        return f"invalid JSON ({exc.msg.lower().removesuffix(' at')} at {where})"
     except RecursionError:
         return "invalid JSON (nested too deeply)"
     return "invalid JSON (non-standard value)"
@@ -109,33 +109,40 @@ def read_files(con: duckdb.DuckDBPyConnection, files: Iterable[InputFile], known
 
         -- A file is one JSON document (an object, or an array of records) or one record per line.
         -- The suffix says which to try first; a pretty-printed .jsonl or a one-array file is still read.
+        -- JSON functions raise on invalid input, so each is guarded by json_valid inside a CASE.
         CREATE OR REPLACE TEMP TABLE file_text AS
         SELECT file_id, text,
                CASE
                  WHEN text IS NULL OR trim(text, E' \\t\\r\\n') = '' THEN 'empty'
                  WHEN hint = 'json' AND json_valid(text) THEN 'document'
                  WHEN hint = 'jsonl'
-                      AND (NOT json_valid(first_line) OR json_type(first_line) = 'ARRAY')
+                      AND (CASE WHEN json_valid(first_line) THEN json_type(first_line) = 'ARRAY' ELSE true END)
                       AND json_valid(text) THEN 'document'
                  ELSE 'lines'
                END AS layout
         FROM (SELECT *, split_part(ltrim(text, E' \\t\\r\\n'), E'\\n', 1) AS first_line FROM incoming_files);
 
-        CREATE OR REPLACE TEMP TABLE raw_records AS
-        SELECT file_id, line, line AS record, rtrim(text, E'\\r') AS text
-        FROM (
-            SELECT file_id, generate_subscripts(parts, 1) AS line, unnest(parts) AS text
-            FROM (SELECT file_id, string_split(text, E'\\n') AS parts FROM file_text WHERE layout = 'lines')
-        )
-        WHERE trim(text, E' \\t\\r') <> ''
-        UNION ALL
-        SELECT file_id, NULL::BIGINT, generate_subscripts(items, 1), unnest(items)
-        FROM (SELECT file_id, json_extract(text, '$[*]') AS items
-              FROM file_text WHERE layout = 'document' AND json_type(text) = 'ARRAY')
-        UNION ALL
-        SELECT file_id, 1, 1, text
-        FROM file_text WHERE layout = 'document' AND json_type(text) <> 'ARRAY';
+        CREATE OR REPLACE TEMP TABLE documents AS
+        SELECT file_id, text, json_type(text) AS kind FROM file_text WHERE layout = 'document';
 
+        CREATE OR REPLACE TEMP TABLE raw_records AS
+        SELECT file_id, line, record, text,
+               CASE WHEN json_valid(text) THEN json_type(text) ELSE 'INVALID' END AS kind
+        FROM (
+            SELECT file_id, line, line AS record, rtrim(text, E'\\r') AS text
+            FROM (
+                SELECT file_id, generate_subscripts(parts, 1) AS line, unnest(parts) AS text
+                FROM (SELECT file_id, string_split(text, E'\\n') AS parts FROM file_text WHERE layout = 'lines')
+            )
+            WHERE trim(text, E' \\t\\r') <> ''
+            UNION ALL
+            SELECT file_id, NULL::BIGINT, generate_subscripts(items, 1), CAST(unnest(items) AS VARCHAR)
+            FROM (SELECT file_id, json_extract(text, '$[*]') AS items FROM documents WHERE kind = 'ARRAY')
+            UNION ALL
+            SELECT file_id, 1, 1, text FROM documents WHERE kind <> 'ARRAY'
+        );
+
+        DROP TABLE documents;
         DROP TABLE file_text;
         """
     )
@@ -144,16 +151,16 @@ def read_files(con: duckdb.DuckDBPyConnection, files: Iterable[InputFile], known
         """
         CREATE OR REPLACE TABLE records AS
         SELECT file_id, line, record, text::JSON AS doc
-        FROM raw_records WHERE json_valid(text) AND json_type(text) = 'OBJECT';
+        FROM raw_records WHERE kind = 'OBJECT';
 
         CREATE OR REPLACE TABLE rejects (file_id BIGINT, line BIGINT, record BIGINT, reason VARCHAR);
 
         INSERT INTO rejects
         SELECT file_id, line, record,
-               'not a JSON object (got ' || CASE json_type(text)
+               'not a JSON object (got ' || CASE kind
                    WHEN 'ARRAY' THEN 'an array' WHEN 'VARCHAR' THEN 'a string' WHEN 'BOOLEAN' THEN 'a boolean'
                    WHEN 'NULL' THEN 'null' ELSE 'a number' END || ')'
-        FROM raw_records WHERE json_valid(text) AND json_type(text) <> 'OBJECT';
+        FROM raw_records WHERE kind NOT IN ('OBJECT', 'INVALID');
         """
     )
     for file_id, line, reason in bad_bytes:
@@ -162,7 +169,7 @@ def read_files(con: duckdb.DuckDBPyConnection, files: Iterable[InputFile], known
         f"""
         SELECT file_id, line, record, text,
                row_number() OVER (PARTITION BY file_id ORDER BY record) AS nth
-        FROM raw_records WHERE NOT json_valid(text)
+        FROM raw_records WHERE kind = 'INVALID'
         QUALIFY nth <= {_ENRICH_LIMIT}
         """
     ).fetchall()
@@ -176,7 +183,7 @@ def read_files(con: duckdb.DuckDBPyConnection, files: Iterable[InputFile], known
         INSERT INTO rejects
         SELECT file_id, line, record, 'invalid JSON' FROM (
             SELECT file_id, line, record, row_number() OVER (PARTITION BY file_id ORDER BY record) AS nth
-            FROM raw_records WHERE NOT json_valid(text)
+            FROM raw_records WHERE kind = 'INVALID'
         ) WHERE nth > {_ENRICH_LIMIT};
         DROP TABLE raw_records;
         """

@@ -53,6 +53,7 @@ def environment(templates: str | None = None) -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
     )
     env.filters["md"] = md_inline
+    env.filters["when"] = lambda v: str(v or "")[:16].replace("T", " ")
     env.filters["json"] = lambda v: json.dumps(v, ensure_ascii=False, sort_keys=True)
     return env
 

@@ -3,7 +3,7 @@
 -- severity: medium
 -- description: A retry event after an error or a failed step; also the same tool called again after its
 --   failed result with no retry event in between (an implicit retry).
--- lesson: Handle this failure before it needs a retry: {evidence}
+-- lesson: Prevent this failure instead of retrying it: {evidence}
 WITH failures AS (
     SELECT trace_id, seq, event_id, type, tool_name, content
     FROM events
@@ -29,12 +29,14 @@ implicit AS (
     QUALIFY row_number() OVER (PARTITION BY f.trace_id, f.tool_name, min(c.seq) ORDER BY f.seq DESC) = 1
 )
 SELECT trace_id, event_id, seq,
-       failure || ' -> retried' || coalesce(': ' || nullif(trim(retry_text), ''), '') AS evidence
+       failure || ' -> retried' || coalesce(': ' || nullif(trim(retry_text), ''), '') AS evidence,
+       'A step failed and the agent had to retry it.' AS problem
 FROM explicit
 UNION ALL
 SELECT i.trace_id, i.event_id, i.seq,
        'tool ' || i.tool_name || ' failed and was called again'
-           || coalesce(': ' || nullif(trim(i.content), i.tool_name), '') AS evidence
+           || coalesce(': ' || nullif(trim(i.content), i.tool_name), '') AS evidence,
+       'A tool call failed and the agent called the same tool again.' AS problem
 FROM implicit i
 WHERE NOT EXISTS (SELECT 1 FROM events r WHERE r.trace_id = i.trace_id AND r.type = 'retry'
                                            AND r.seq > i.seq AND r.seq < i.again_seq)

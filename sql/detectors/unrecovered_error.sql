@@ -4,7 +4,6 @@
 -- description: An error event with no later retry and no later successful step. The evidence names the
 --   error and the workflow step just before it, which is what the agent was doing. A failed tool call
 --   alone, or a failed outcome alone, is not this signal.
--- lesson: Add a check before this step so the error cannot happen unnoticed: {evidence}
 WITH errors AS (
     SELECT e.trace_id, e.event_id, e.seq, coalesce(nullif(trim(e.content), ''), e.raw_type) AS message
     FROM events e
@@ -26,5 +25,9 @@ step_before AS (
 )
 SELECT er.trace_id, er.event_id, er.seq,
        'error: ' || er.message
-           || coalesce(' | step before: ' || coalesce(sb.named_step, sb.workflow_step, sb.other_step), '') AS evidence
+           || coalesce(' | step before: ' || coalesce(sb.named_step, sb.workflow_step, sb.other_step), '') AS evidence,
+       'The agent hit an error and nothing after it recovered the run.' AS problem,
+       coalesce('Before "' || coalesce(sb.named_step, sb.workflow_step, sb.other_step) || '", ', 'Before continuing, ')
+           || 'check for this failure ("' || er.message || '") and retry, fall back or escalate instead of carrying on.'
+           AS lesson
 FROM errors er LEFT JOIN step_before sb USING (trace_id, seq)

@@ -1,0 +1,59 @@
+"""Shared test set-up: one Prefect test server for the session, and helpers that stage real traces."""
+
+import json
+import os
+from pathlib import Path
+
+os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+
+import pytest  # noqa: E402
+
+from lessonweaver import adapters, detectors, privacy, read  # noqa: E402
+from lessonweaver.batch import connect_staging  # noqa: E402
+from lessonweaver.config import Settings  # noqa: E402
+from lessonweaver.discover import discover  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = REPO.parent / "shared"
+
+
+@pytest.fixture(scope="session")
+def prefect_server(tmp_path_factory):
+    """A real, temporary Prefect API for every flow run in the session."""
+    os.environ["PREFECT_HOME"] = str(tmp_path_factory.mktemp("prefect-home"))
+    from prefect.testing.utilities import prefect_test_harness
+
+    with prefect_test_harness(server_startup_timeout=120):
+        yield
+
+
+def write_traces(folder: Path, name: str, traces: list) -> Path:
+    """Write traces as JSONL (or a .json document when `name` ends in .json)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    if name.endswith(".json"):
+        path.write_text(json.dumps(traces if len(traces) != 1 else traces[0]), encoding="utf-8")
+    else:
+        path.write_text("".join(json.dumps(t) + "\n" for t in traces), encoding="utf-8")
+    return path
+
+
+def stage(paths: list[Path], detector_dirs: tuple[str, ...] = (), only: str | None = None):
+    """Run read, adapt, screen and detect on real files in a staging database; return the connection."""
+    con = connect_staging(Settings())
+    read.read_files(con, discover([str(p) for p in paths]))
+    adapters.adapt(con, adapters.load_adapters())
+    privacy.screen(con)
+    found = detectors.load_detectors(detector_dirs)
+    if only:
+        found = [d for d in found if d.id == only]
+    errors = detectors.detect(con, found)
+    assert not errors, errors
+    return con
+
+
+def rows(con, query: str, params: list | None = None) -> list[dict]:
+    cur = con.execute(query, params or [])
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, r)) for r in cur.fetchall()]
