@@ -34,10 +34,11 @@ def discover_task(settings: Settings) -> tuple[list[list[discover.InputFile]], i
 
 @task(name="stage-batch", cache_policy=NONE)
 def stage_batch_task(files: list[discover.InputFile], settings: Settings, folder: str,
-                     known_hashes: frozenset[str]) -> BatchResult:
+                     known_hashes: frozenset[str], label: str) -> BatchResult:
     """Read, adapt, screen and detect one batch of files in memory; write Parquet into `folder`."""
     result = run_batch(files, settings, folder, known_hashes)
-    get_run_logger().info("staged %d file(s) into %s", len(files), folder)
+    megabytes = sum(f.size for f in files) / 1e6
+    get_run_logger().info("batch %s staged: %d file(s), %.1f MB", label, len(files), megabytes)
     return result
 
 
@@ -112,7 +113,8 @@ def nightly(
              seen, skipped, len(file_batches))
     workdir = tempfile.mkdtemp(prefix="lessonweaver-")
     try:
-        futures = [stage_batch_task.submit(batch, settings, f"{workdir}/batch-{i:05d}", hashes)
+        futures = [stage_batch_task.submit(batch, settings, f"{workdir}/batch-{i:05d}", hashes,
+                                           f"{i + 1}/{len(file_batches)}")
                    for i, batch in enumerate(file_batches)]
         results = [f.result() for f in futures]
         run["detector_errors"] = {k: v for r in results for k, v in r.detector_errors.items()}

@@ -9,11 +9,12 @@ from lessonweaver import __version__
 from lessonweaver.config import DEFAULT_DB, DEFAULT_INPUT, DEFAULT_OUT
 
 
-def _prefect_defaults() -> None:
-    """Quiet, offline-friendly Prefect settings unless the user chose otherwise."""
+def _prefect_defaults(quiet: bool) -> None:
+    """Offline-friendly Prefect settings unless the user chose otherwise; progress goes to stderr."""
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
-    os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
     os.environ.setdefault("PREFECT_SERVER_LOGGING_LEVEL", "WARNING")
+    if quiet:
+        os.environ["PREFECT_LOGGING_LEVEL"] = "WARNING"
 
 
 def _summary(run: dict) -> str:
@@ -56,7 +57,7 @@ def _preflight(args: argparse.Namespace) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     _preflight(args)
-    _prefect_defaults()
+    _prefect_defaults(args.quiet)
     from flows.nightly import nightly  # Prefect is slow to import; only `run` needs it
 
     run = nightly(
@@ -95,6 +96,7 @@ def parser() -> argparse.ArgumentParser:
                      help="a folder of your own detector .sql files (repeatable)")
     run.add_argument("--templates", metavar="DIR", help="a folder of templates used before the shipped ones")
     run.add_argument("--format", help="read every file with this adapter instead of detecting the format")
+    run.add_argument("-q", "--quiet", action="store_true", help="no progress lines, only the summary and errors")
     run.set_defaults(func=cmd_run)
 
     det = sub.add_parser("detectors", help="list the detectors a run would use")
