@@ -1,8 +1,11 @@
 """Every detector against its own fixtures: tests/fixtures/detectors/<id>/{positive,negative}/*.json.
 
-A fixture holds `traces` (lessonweaver trace objects) and, for a positive case, `expect`: detections
-that must be found, each a trace_id with optionally an event_id and a piece of the evidence. A
-negative case must yield no detection from its detector at all.
+A fixture holds `traces` (lessonweaver trace objects), or `records` (raw records of any supported
+format, written one per line to a file named by `file`, default `records.jsonl`; a `file` ending in
+`.json` gets the records as one JSON array, or the single record as a document). A positive case also
+has `expect`: detections that must be found, each a trace_id with optionally an event_id, a piece of
+the evidence and a severity; `count`, when present, is the exact number of findings. A negative case
+must yield no detection from its detector at all.
 """
 
 import json
@@ -27,7 +30,12 @@ def test_every_detector_has_positive_and_negative_fixtures():
 def test_detector_fixture(case: Path, tmp_path: Path):
     detector, kind = case.parts[-3], case.parts[-2]
     spec = json.loads(case.read_text(encoding="utf-8"))
-    con = stage([write_traces(tmp_path, "traces.jsonl", spec["traces"])], only=detector)
+    if "traces" in spec:
+        path = write_traces(tmp_path, "traces.jsonl", spec["traces"])
+    else:
+        path = write_traces(tmp_path, spec.get("file", "records.jsonl"), spec["records"])
+    con = stage([path], only=detector)
+    assert rows(con, "SELECT * FROM rejects") == [], "fixture records must all load"
     found = rows(con, "SELECT trace_id, event_id, evidence, severity, problem, lesson FROM detections")
     if kind == "negative":
         assert found == [], f"{case.name}: expected nothing, found {found}"
