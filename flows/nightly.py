@@ -95,11 +95,12 @@ def nightly(
     detector_dirs: list[str] = [],  # noqa: B006
     templates: str | None = None,
     format: str | None = None,
+    pii: str = "redact",
 ) -> dict:
     """Run lessonweaver over `paths` into the database `db`, writing reports to `out`."""
     log = get_run_logger()
     settings = replace(Settings(), paths=tuple(paths), db=db, out=out, detector_dirs=tuple(detector_dirs),
-                       templates=templates, format=format)
+                       templates=templates, format=format, pii=pii)
     # Fail fast, before reading anything, on a broken detector or adapter file.
     adapters.load_adapters()
     detector_list = detectors.load_detectors(settings.detector_dirs)

@@ -92,8 +92,9 @@ def run_batch(files: list[InputFile], settings: Settings, folder: str,
     con = connect_staging(settings)
     try:
         read.read_files(con, files, known_hashes)
+        privacy.scan(con, settings.pii)
         adapters.adapt(con, adapters.load_adapters(), settings.format)
-        privacy.screen(con)
+        privacy.screen(con, settings.pii)
         errors = detectors.detect(con, detectors.load_detectors(settings.detector_dirs))
         _account(con)
         for name, query in OUTPUTS.items():

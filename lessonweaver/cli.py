@@ -67,6 +67,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         detector_dirs=args.detectors,
         templates=args.templates,
         format=args.format,
+        pii=args.pii,
     )
     run["db"] = args.db
     print(_summary(run))
@@ -96,6 +97,8 @@ def parser() -> argparse.ArgumentParser:
                      help="a folder of your own detector .sql files (repeatable)")
     run.add_argument("--templates", metavar="DIR", help="a folder of templates used before the shipped ones")
     run.add_argument("--format", help="read every file with this adapter instead of detecting the format")
+    run.add_argument("--pii", choices=("redact", "quarantine"), default="redact",
+                     help="personal data in untagged traces: redact it in place (default) or quarantine the trace")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress lines, only the summary and errors")
     run.set_defaults(func=cmd_run)
 

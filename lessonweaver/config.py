@@ -19,3 +19,5 @@ class Settings:
     threads: int = field(default_factory=lambda: os.cpu_count() or 1)
     memory_limit: str = os.environ.get("LESSONWEAVER_MEMORY_LIMIT", "2GB")
     batch_bytes: int = 256 * 1024 * 1024  # input bytes read into one staging database at a time
+    pii: str = "redact"  # what to do with PII in untagged traces: 'redact' or 'quarantine'
+    tenant_salt: str = os.environ.get("LESSONWEAVER_TENANT_SALT", "")  # empty: the database's own salt

@@ -1,13 +1,21 @@
 """Screen: keep sensitive traces out of everything lessonweaver stores or produces.
 
-Runs in the batch's in-memory staging database, after adapting and before anything is written out. A
-quarantined trace leaves only its trace_id, file, line and a reason behind; its rows are deleted from
-staging so no later stage can see them.
+Two steps, both in the batch's in-memory staging database, before anything is written out:
+- `scan` runs over the raw records before adapting: secret and PII patterns (lessonweaver.patterns) in
+  DuckDB, set-at-a-time, with Python validators seeing only distinct candidate strings. PII is
+  redacted in place to a typed placeholder (or, with pii_mode 'quarantine', marks the record).
+- `screen` runs after adapting: a trace is quarantined by its reserved tags, or when any of its
+  records carried a secret (or PII in quarantine mode). A quarantined trace leaves only its trace_id,
+  file, line and a reason behind; its rows are deleted from staging so no later stage can see them.
+  Tenant ids are replaced by a salted hash.
 """
 
 import re
 
 import duckdb
+import polars as pl
+
+from lessonweaver import patterns
 
 # Values of the reserved tags that do not make a trace sensitive; any other value does, unknown ones too.
 SAFE_SENSITIVITY = ("none", "low", "public")
@@ -28,8 +36,84 @@ def _tag_reason(meta: str) -> str:
     END"""
 
 
-def screen(con: duckdb.DuckDBPyConnection) -> None:
+PII_MODES = ("redact", "quarantine")
+
+
+def scan(con: duckdb.DuckDBPyConnection, pii_mode: str = "redact") -> None:
+    """Find secrets and PII in the staged `records`; redact PII in place unless it quarantines.
+
+    Leaves `record_findings(file_id, record, category, kind)`: one row per kind found in a record.
+    """
+    if pii_mode not in PII_MODES:
+        raise ValueError(f"pii mode must be one of {', '.join(PII_MODES)}, not '{pii_mode}'")
+    # One pass of one combined expression picks the records worth a closer look.
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE scan_records AS "
+        "SELECT file_id, record, CAST(doc AS VARCHAR) AS text FROM records WHERE regexp_matches(CAST(doc AS VARCHAR), ?)",
+        [patterns.any_pattern()],
+    )
+    selects = [
+        f"SELECT file_id, record, '{p.kind}' AS kind, unnest(regexp_extract_all(text, '{_sql_string(patterns.regex_for(p))}', 2)) AS hit "
+        "FROM scan_records"
+        for p in patterns.PATTERNS
+    ]
+    con.execute("CREATE OR REPLACE TEMP TABLE scan_hits AS " + " UNION ALL ".join(selects))
+    # Validators (Luhn, IBAN, phone numbering plans, id checksums, password entropy) see distinct candidates only.
+    checked = [p.kind for p in patterns.PATTERNS if p.validate is not None]
+    candidates = con.execute(
+        "SELECT DISTINCT kind, hit FROM scan_hits WHERE list_contains(?, kind)", [checked]).fetchall()
+    rejected = pl.DataFrame([(k, h) for k, h in candidates if not patterns.valid(k, h)],
+                            schema={"kind": pl.Utf8, "hit": pl.Utf8}, orient="row")
+    con.register("rejected_candidates", rejected)
+    con.execute("DELETE FROM scan_hits WHERE EXISTS (SELECT 1 FROM rejected_candidates r "
+                "WHERE r.kind = scan_hits.kind AND r.hit = scan_hits.hit)")
+    con.unregister("rejected_candidates")
+    categories = " ".join(f"WHEN '{p.kind}' THEN '{p.category}'" for p in patterns.PATTERNS)
+    con.execute(
+        f"""
+        CREATE OR REPLACE TABLE record_findings AS
+        SELECT DISTINCT file_id, record, CASE kind {categories} END AS category, kind FROM scan_hits
+        """
+    )
+    if pii_mode == "redact":
+        _redact(con)
+    con.execute("DROP TABLE scan_records; DROP TABLE scan_hits")
+
+
+def _sql_string(text: str) -> str:
+    return text.replace("'", "''")
+
+
+def _redact(con: duckdb.DuckDBPyConnection) -> None:
+    """Replace every valid PII match with its placeholder, longest first, keeping the JSON valid."""
+    placeholders = " ".join(f"WHEN '{p.kind}' THEN '{p.placeholder}'" for p in patterns.PII)
+    con.execute(
+        f"""
+        CREATE OR REPLACE TEMP TABLE redacted AS
+        SELECT s.file_id, s.record,
+               list_reduce(list({{'hit': h.hit, 'placeholder': CASE h.kind {placeholders} END}}
+                                ORDER BY length(h.hit) DESC, h.hit),
+                           lambda acc, x: replace(acc, x.hit, x.placeholder), any_value(s.text)) AS text
+        FROM scan_records s JOIN scan_hits h USING (file_id, record)
+        WHERE list_contains({[p.kind for p in patterns.PII]}, h.kind)
+        GROUP BY s.file_id, s.record;
+
+        UPDATE records SET doc = CAST(r.text AS JSON)
+        FROM redacted r
+        WHERE records.file_id = r.file_id AND records.record = r.record AND json_valid(r.text);
+
+        -- A redaction that broke the JSON (it should not happen) keeps the record out entirely.
+        INSERT INTO record_findings
+        SELECT file_id, record, 'secret', 'unredactable_pii' FROM redacted WHERE NOT json_valid(text);
+        DROP TABLE redacted;
+        """
+    )
+
+
+def screen(con: duckdb.DuckDBPyConnection, pii_mode: str = "redact") -> None:
     """Move every sensitive trace into the staging table `quarantine` and delete its content."""
+    flagged = "('secret', 'pii')" if pii_mode == "quarantine" else "('secret')"
+    order = " ".join(f"WHEN '{p.kind}' THEN {i}" for i, p in enumerate(patterns.PATTERNS))
     con.execute(
         f"""
         CREATE OR REPLACE TABLE quarantine AS
@@ -37,6 +121,11 @@ def screen(con: duckdb.DuckDBPyConnection) -> None:
             SELECT trace_id, {_tag_reason('metadata')} AS reason, 0 AS rank FROM traces
             UNION ALL
             SELECT trace_id, {_tag_reason('metadata')} AS reason, seq AS rank FROM events
+            UNION ALL
+            SELECT rt.trace_id, f.category || ':' || f.kind,
+                   1000000 + (CASE f.category WHEN 'secret' THEN 0 ELSE 1000 END) + coalesce(CASE f.kind {order} END, 999)
+            FROM record_findings f JOIN record_traces rt USING (file_id, record)
+            WHERE f.category IN {flagged}
         ) WHERE reason IS NOT NULL GROUP BY trace_id;
 
         DELETE FROM events WHERE trace_id IN (SELECT trace_id FROM quarantine);

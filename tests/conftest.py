@@ -39,12 +39,13 @@ def write_traces(folder: Path, name: str, traces: list) -> Path:
     return path
 
 
-def stage(paths: list[Path], detector_dirs: tuple[str, ...] = (), only: str | None = None):
-    """Run read, adapt, screen and detect on real files in a staging database; return the connection."""
+def stage(paths: list[Path], detector_dirs: tuple[str, ...] = (), only: str | None = None, pii: str = "redact"):
+    """Run read, scan, adapt, screen and detect on real files in a staging database; return the connection."""
     con = connect_staging(Settings())
     read.read_files(con, discover([str(p) for p in paths]))
+    privacy.scan(con, pii)
     adapters.adapt(con, adapters.load_adapters())
-    privacy.screen(con)
+    privacy.screen(con, pii)
     found = detectors.load_detectors(detector_dirs)
     if only:
         found = [d for d in found if d.id == only]
