@@ -20,16 +20,17 @@ from lessonweaver.config import DEFAULT_DB, DEFAULT_INPUT, DEFAULT_OUT, Settings
 
 
 @task(name="discover", cache_policy=NONE)
-def discover_task(settings: Settings) -> tuple[list[list[discover.InputFile]], int, int, frozenset[str]]:
+def discover_task(settings: Settings) -> tuple[list[list[discover.InputFile]], int, int, frozenset[str], str]:
     """List the input files, drop those ingested before unchanged, and batch the rest."""
     files = discover.discover(settings.paths)
     con = store.connect(settings.db)
     try:
         seen, hashes = store.ingested(con)
+        salt = store.tenant_salt(con, settings.tenant_salt)
     finally:
         con.close()
     fresh = [f for f in files if (f.path, f.size, f.mtime) not in seen]
-    return discover.batches(fresh, settings.batch_bytes), len(files), len(files) - len(fresh), hashes
+    return discover.batches(fresh, settings.batch_bytes), len(files), len(files) - len(fresh), hashes, salt
 
 
 @task(name="stage-batch", cache_policy=NONE)
@@ -108,7 +109,8 @@ def nightly(
     run = {"run_id": new_run_id(started), "started_at": started, "inputs": list(paths),
            "detectors": [d.id for d in detector_list]}
 
-    file_batches, seen, skipped, hashes = discover_task(settings)
+    file_batches, seen, skipped, hashes, salt = discover_task(settings)
+    settings = replace(settings, tenant_salt=salt)
     run.update(files_seen=seen, files_skipped=skipped)
     log.info("%d file(s) found, %d unchanged since an earlier run, %d batch(es) to stage",
              seen, skipped, len(file_batches))

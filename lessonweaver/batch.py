@@ -94,7 +94,7 @@ def run_batch(files: list[InputFile], settings: Settings, folder: str,
         read.read_files(con, files, known_hashes)
         privacy.scan(con, settings.pii)
         adapters.adapt(con, adapters.load_adapters(), settings.format)
-        privacy.screen(con, settings.pii)
+        privacy.screen(con, settings.pii, settings.tenant_salt)
         errors = detectors.detect(con, detectors.load_detectors(settings.detector_dirs))
         _account(con)
         for name, query in OUTPUTS.items():

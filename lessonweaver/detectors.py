@@ -112,6 +112,7 @@ def detect(con: duckdb.DuckDBPyConnection, detectors: list[Detector]) -> dict[st
 def assign_lesson_ids(con: duckdb.DuckDBPyConnection) -> None:
     """A lesson is a detector, source, task and normalised evidence; its id is a hash of that key.
 
+    A tenant's traces make their own lessons, so no lesson shows one tenant's evidence under another's.
     Traces whose producer set lesson_candidate to false keep their detections but join no lesson.
     """
     con.execute(
@@ -119,7 +120,8 @@ def assign_lesson_ids(con: duckdb.DuckDBPyConnection) -> None:
         UPDATE detections SET lesson_id = CASE
             WHEN lw_falsy(t.metadata->>'lesson_candidate') THEN NULL
             ELSE 'L' || substr(md5(concat_ws('|', detections.detector, coalesce(t.source, ''),
-                                             coalesce(t.task, ''), lw_normalise(detections.evidence))), 1, 12)
+                                             coalesce(t.task, ''), lw_normalise(detections.evidence))
+                                   || coalesce('|' || t.tenant, '')), 1, 12)
         END
         FROM traces t WHERE t.trace_id = detections.trace_id
         """

@@ -31,26 +31,27 @@ def weave(con: duckdb.DuckDBPyConnection) -> tuple[int, int]:
         con.execute("DELETE FROM lessons")
         con.execute(
             f"""
-            INSERT INTO lessons
+            INSERT INTO lessons BY NAME
             WITH d AS (
-                SELECT d.*, t.source, t.task, CASE d.severity {rank} ELSE 2 END AS sev_rank
+                SELECT d.*, t.source, t.task, t.tenant, CASE d.severity {rank} ELSE 2 END AS sev_rank
                 FROM detections d JOIN traces t USING (trace_id)
                 WHERE d.lesson_id IS NOT NULL
             )
             SELECT d.lesson_id,
-                   any_value(d.detector),
-                   arg_max(d.severity, d.sev_rank),
-                   any_value(d.source),
-                   any_value(d.task),
-                   coalesce(any_value(k.title), any_value(d.detector)) || ': ' || coalesce(any_value(d.task), '(no task)'),
-                   arg_min(coalesce(d.problem, d.evidence), (d.detected_at, d.trace_id, d.seq)),
-                   arg_min(d.lesson, (d.detected_at, d.trace_id, d.seq)),
-                   arg_min(d.evidence, (d.detected_at, d.trace_id, d.seq)),
-                   list_sort(list_distinct(list(d.trace_id)))[1:{EXAMPLES}],
-                   count(*),
-                   count(DISTINCT d.trace_id),
-                   min(d.detected_at),
-                   max(d.detected_at)
+                   any_value(d.detector) AS detector,
+                   arg_max(d.severity, d.sev_rank) AS severity,
+                   any_value(d.source) AS source,
+                   any_value(d.task) AS task,
+                   any_value(d.tenant) AS tenant,
+                   coalesce(any_value(k.title), any_value(d.detector)) || ': ' || coalesce(any_value(d.task), '(no task)') AS title,
+                   arg_min(coalesce(d.problem, d.evidence), (d.detected_at, d.trace_id, d.seq)) AS problem,
+                   arg_min(d.lesson, (d.detected_at, d.trace_id, d.seq)) AS lesson,
+                   arg_min(d.evidence, (d.detected_at, d.trace_id, d.seq)) AS evidence,
+                   list_sort(list_distinct(list(d.trace_id)))[1:{EXAMPLES}] AS example_trace_ids,
+                   count(*) AS occurrences,
+                   count(DISTINCT d.trace_id) AS trace_count,
+                   min(d.detected_at) AS first_seen,
+                   max(d.detected_at) AS last_seen
             FROM d LEFT JOIN detectors k ON k.detector = d.detector
             GROUP BY d.lesson_id
             """

@@ -110,7 +110,7 @@ def _redact(con: duckdb.DuckDBPyConnection) -> None:
     )
 
 
-def screen(con: duckdb.DuckDBPyConnection, pii_mode: str = "redact") -> None:
+def screen(con: duckdb.DuckDBPyConnection, pii_mode: str = "redact", salt: str = "") -> None:
     """Move every sensitive trace into the staging table `quarantine` and delete its content."""
     flagged = "('secret', 'pii')" if pii_mode == "quarantine" else "('secret')"
     order = " ".join(f"WHEN '{p.kind}' THEN {i}" for i, p in enumerate(patterns.PATTERNS))
@@ -130,6 +130,46 @@ def screen(con: duckdb.DuckDBPyConnection, pii_mode: str = "redact") -> None:
 
         DELETE FROM events WHERE trace_id IN (SELECT trace_id FROM quarantine);
         DELETE FROM traces WHERE trace_id IN (SELECT trace_id FROM quarantine);
+        """
+    )
+    hash_tenants(con, salt)
+
+
+TENANT_KEYS = ("tenant_id", "tenant_id_hash", "tenant")
+
+
+def hash_tenants(con: duckdb.DuckDBPyConnection, salt: str) -> None:
+    """Replace each trace's tenant id by a salted hash: in traces.tenant, in metadata and extra fields
+    named like a tenant id, and wherever the raw id appears in event content."""
+    keys = ", ".join(f"'{k}'" for k in TENANT_KEYS)
+    patch = "json_object(" + ", ".join(f"'{k}', CASE WHEN json_exists(x, '$.{k}') THEN h.hashed END" for k in TENANT_KEYS) + ")"
+    con.execute(
+        """
+        CREATE OR REPLACE TEMP TABLE tenant_hashes AS
+        SELECT trace_id, tenant AS raw, 'tenant-' || substr(sha256(? || ':' || tenant), 1, 16) AS hashed
+        FROM traces WHERE tenant IS NOT NULL AND tenant <> ''
+        """,
+        [salt],
+    )
+    con.execute(
+        f"""
+        CREATE OR REPLACE TEMP MACRO lw_hide_tenant(x, h) AS
+            CASE WHEN x IS NOT NULL AND json_type(x) = 'OBJECT'
+                      AND len(list_intersect(json_keys(x), [{keys}])) > 0
+                 THEN json_merge_patch(x, {patch.replace('h.hashed', 'h')})
+                 ELSE x END;
+
+        UPDATE events SET content = replace(content, h.raw, h.hashed),
+                          metadata = lw_hide_tenant(metadata, h.hashed),
+                          extra = lw_hide_tenant(extra, h.hashed)
+        FROM tenant_hashes h WHERE events.trace_id = h.trace_id;
+
+        UPDATE traces SET tenant = h.hashed,
+                          metadata = lw_hide_tenant(metadata, h.hashed),
+                          extra = lw_hide_tenant(extra, h.hashed)
+        FROM tenant_hashes h WHERE traces.trace_id = h.trace_id;
+
+        DROP TABLE tenant_hashes;
         """
     )
 

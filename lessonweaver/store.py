@@ -5,6 +5,7 @@ is one transaction, so a crash leaves the previous consistent state.
 """
 
 import os
+import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,6 +43,18 @@ def connect(db: str, read_only: bool = False, threads: int | None = None,
         con.execute(sql_path("schema.sql").read_text(encoding="utf-8"))
         con.execute(sql_path("macros.sql").read_text(encoding="utf-8"))
     return con
+
+
+def tenant_salt(con: duckdb.DuckDBPyConnection, configured: str = "") -> str:
+    """The salt for tenant hashes: the configured one, else one the database made for itself once."""
+    if configured:
+        return configured
+    row = con.execute("SELECT value FROM settings WHERE key = 'tenant_salt'").fetchone()
+    if row:
+        return row[0]
+    salt = secrets.token_hex(16)
+    con.execute("INSERT INTO settings VALUES ('tenant_salt', ?)", [salt])
+    return salt
 
 
 def ingested(con: duckdb.DuckDBPyConnection) -> tuple[set[tuple[str, int, float]], frozenset[str]]:

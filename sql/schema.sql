@@ -44,7 +44,7 @@ CREATE TABLE IF NOT EXISTS traces (
     source     VARCHAR,
     task       VARCHAR,
     outcome    VARCHAR,
-    tenant     VARCHAR,
+    tenant     VARCHAR,    -- salted hash of the producer's tenant id, never the id itself
     file       VARCHAR,
     line       BIGINT,
     started_at TIMESTAMP,
@@ -91,6 +91,7 @@ CREATE TABLE IF NOT EXISTS lessons (
     severity          VARCHAR,
     source            VARCHAR,
     task              VARCHAR,
+    tenant            VARCHAR,   -- salted hash of the tenant, when traces carry one
     title             VARCHAR,
     problem           VARCHAR,
     lesson            VARCHAR,
@@ -128,3 +129,12 @@ CREATE TABLE IF NOT EXISTS detectors (
     description VARCHAR,
     path        VARCHAR
 );
+
+-- Settings the database keeps for itself, e.g. the salt for tenant hashes (when none is configured).
+CREATE TABLE IF NOT EXISTS settings (
+    key   VARCHAR,
+    value VARCHAR
+);
+
+-- Columns added after the first release: older databases gain them here.
+ALTER TABLE lessons ADD COLUMN IF NOT EXISTS tenant VARCHAR;
