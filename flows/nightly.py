@@ -10,11 +10,12 @@ import secrets
 import shutil
 import tempfile
 from dataclasses import asdict, replace
+from pathlib import Path
 
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NONE
 
-from lessonweaver import adapters, detectors, discover, lessons, render, store
+from lessonweaver import adapters, audit, detectors, discover, lessons, privacy, render, store
 from lessonweaver.batch import BatchResult, run_batch
 from lessonweaver.config import DEFAULT_DB, DEFAULT_INPUT, DEFAULT_OUT, Settings
 
@@ -43,9 +44,15 @@ def stage_batch_task(files: list[discover.InputFile], settings: Settings, folder
     return result
 
 
-@task(name="load-weave-render", cache_policy=NONE)
-def finish_task(settings: Settings, folders: list[str], run: dict) -> dict:
-    """Load the batches in one transaction, rebuild lessons, record the run, render the reports."""
+RUN_COLUMNS = ("run_id", "started_at", "finished_at", "status", "inputs", "files_seen", "files_read",
+               "files_skipped", "records", "records_loaded", "records_quarantined", "records_rejected",
+               "traces_loaded", "traces_duplicate", "traces_quarantined", "events_loaded", "unknown_event_types",
+               "detections", "lessons_new", "lessons_total")
+
+
+@task(name="load-and-weave", cache_policy=NONE)
+def load_task(settings: Settings, folders: list[str], run: dict) -> dict:
+    """Load the batches in one transaction, rebuild lessons, and record the run."""
     con = store.connect(settings.db, threads=settings.threads, memory_limit=settings.memory_limit)
     try:
         lessons.register_detectors(con, detectors.load_detectors(settings.detector_dirs))
@@ -56,32 +63,35 @@ def finish_task(settings: Settings, folders: list[str], run: dict) -> dict:
         run["lessons_new"], run["lessons_total"] = lessons.weave(con)
         run["finished_at"] = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
         run["status"] = "completed"
-        con.execute(
-            """
-            INSERT INTO runs BY NAME
-            SELECT ?::VARCHAR AS run_id, ?::TIMESTAMP AS started_at, ?::TIMESTAMP AS finished_at,
-                   ?::VARCHAR AS status, ?::VARCHAR[] AS inputs, ? AS files_seen, ? AS files_read,
-                   ? AS files_skipped, ? AS records, ? AS records_loaded, ? AS records_quarantined,
-                   ? AS records_rejected, ? AS traces_loaded, ? AS traces_duplicate, ? AS traces_quarantined,
-                   ? AS events_loaded, ? AS unknown_event_types, ? AS detections, ? AS lessons_new,
-                   ? AS lessons_total
-            """,
-            [run[k] for k in ("run_id", "started_at", "finished_at", "status", "inputs", "files_seen",
-                              "files_read", "files_skipped", "records", "records_loaded",
-                              "records_quarantined", "records_rejected", "traces_loaded", "traces_duplicate",
-                              "traces_quarantined", "events_loaded", "unknown_event_types", "detections",
-                              "lessons_new", "lessons_total")],
-        )
+        columns = ", ".join(f"?::{'VARCHAR[]' if c == 'inputs' else 'VARCHAR' if c in ('run_id', 'status') else 'TIMESTAMP' if c.endswith('_at') else 'BIGINT'} AS {c}" for c in RUN_COLUMNS)
+        con.execute(f"INSERT INTO runs BY NAME SELECT {columns}", [run[c] for c in RUN_COLUMNS])
         run["quarantine_reasons"] = dict(con.execute(
             "SELECT reason, count(*) FROM quarantine WHERE run_id = ? GROUP BY reason ORDER BY reason",
             [run["run_id"]]).fetchall())
         run["detections_by_detector"] = dict(con.execute(
             "SELECT detector, count(*) FROM detections WHERE run_id = ? GROUP BY detector ORDER BY detector",
             [run["run_id"]]).fetchall())
-        run["written"] = render.render(con, run, settings.out, settings.templates)
     finally:
         con.close()
     return run
+
+
+@task(name="render-and-audit", cache_policy=NONE)
+def render_task(settings: Settings, run: dict, tenant: str | None) -> list[str]:
+    """Render the reports aside, audit them and this run's rows, and publish them only when clean."""
+    con = store.connect(settings.db, threads=settings.threads, memory_limit=settings.memory_limit)
+    pending = Path(settings.out) / f".pending-{run['run_id']}"
+    try:
+        tenant_key = privacy.tenant_hash(settings.tenant_salt, tenant) if tenant else None
+        written = render.render(con, run, str(pending), settings.templates, tenant_key)
+        findings = audit.audit_files(con, written) + audit.audit_database(con, run["run_id"])
+        if findings:
+            con.execute("UPDATE runs SET status = 'audit_failed' WHERE run_id = ?", [run["run_id"]])
+            raise audit.AuditFailed(findings)
+        return render.publish(written, settings.out)
+    finally:
+        con.close()
+        shutil.rmtree(pending, ignore_errors=True)
 
 
 def new_run_id(now: dt.datetime) -> str:
@@ -97,8 +107,13 @@ def nightly(
     templates: str | None = None,
     format: str | None = None,
     pii: str = "redact",
+    tenant: str | None = None,
 ) -> dict:
-    """Run lessonweaver over `paths` into the database `db`, writing reports to `out`."""
+    """Run lessonweaver over `paths` into the database `db`, writing reports to `out`.
+
+    With `tenant`, the reports show that tenant's lessons only. The run ends with an audit of its
+    rows and reports; reports that fail it are not published, and the run fails.
+    """
     log = get_run_logger()
     settings = replace(Settings(), paths=tuple(paths), db=db, out=out, detector_dirs=tuple(detector_dirs),
                        templates=templates, format=format, pii=pii)
@@ -123,6 +138,8 @@ def nightly(
         run["detector_errors"] = {k: v for r in results for k, v in r.detector_errors.items()}
         for detector_id, message in sorted(run["detector_errors"].items()):
             log.error("detector %s failed and was skipped: %s", detector_id, message)
-        return finish_task(settings, [r.folder for r in results], run)
+        run = load_task(settings, [r.folder for r in results], run)
+        run["written"] = render_task(settings, run, tenant)
+        return run
     finally:
         shutil.rmtree(workdir, ignore_errors=True)

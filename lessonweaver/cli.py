@@ -68,10 +68,27 @@ def cmd_run(args: argparse.Namespace) -> int:
         templates=args.templates,
         format=args.format,
         pii=args.pii,
+        tenant=args.tenant,
     )
     run["db"] = args.db
     print(_summary(run))
     return 0
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    from lessonweaver import audit, store
+
+    con = store.connect(args.db, read_only=True)
+    try:
+        files = audit.outputs(args.out)
+        findings = audit.audit_database(con) + audit.audit_files(con, files)
+    finally:
+        con.close()
+    for finding in findings:
+        print(finding)
+    print(f"audit: {args.db} and {len(files)} file(s) in {args.out}/: "
+          + (f"{len(findings)} finding(s)" if findings else "clean"))
+    return 1 if findings else 0
 
 
 def cmd_detectors(args: argparse.Namespace) -> int:
@@ -99,8 +116,14 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--format", help="read every file with this adapter instead of detecting the format")
     run.add_argument("--pii", choices=("redact", "quarantine"), default="redact",
                      help="personal data in untagged traces: redact it in place (default) or quarantine the trace")
+    run.add_argument("--tenant", metavar="T", help="render the reports from this tenant's traces only")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress lines, only the summary and errors")
     run.set_defaults(func=cmd_run)
+
+    aud = sub.add_parser("audit", help="scan the database and the reports for secrets, PII and quarantined ids")
+    aud.add_argument("--db", default=DEFAULT_DB, help=f"database file (default: {DEFAULT_DB})")
+    aud.add_argument("--out", default=DEFAULT_OUT, help=f"report folder (default: {DEFAULT_OUT}/)")
+    aud.set_defaults(func=cmd_audit)
 
     det = sub.add_parser("detectors", help="list the detectors a run would use")
     det.add_argument("--detectors", action="append", default=[], metavar="DIR")
@@ -115,8 +138,16 @@ def main(argv: list[str] | None = None) -> int:
     from lessonweaver.sqlfile import SqlFileError
     from lessonweaver.store import StoreError
 
+    from lessonweaver.audit import AuditFailed
+
     try:
         return args.func(args)
+    except AuditFailed as exc:
+        for finding in exc.findings:
+            print(f"audit: {finding}", file=sys.stderr)
+        print(f"lessonweaver: the audit found {len(exc.findings)} problem(s); the reports were not published",
+              file=sys.stderr)
+        return 1
     except (InputError, SqlFileError, StoreError, ValueError) as exc:
         print(f"lessonweaver: error: {exc}", file=sys.stderr)
         return 2

@@ -10,6 +10,7 @@ Two steps, both in the batch's in-memory staging database, before anything is wr
   Tenant ids are replaced by a salted hash.
 """
 
+import hashlib
 import re
 
 import duckdb
@@ -39,26 +40,26 @@ def _tag_reason(meta: str) -> str:
 PII_MODES = ("redact", "quarantine")
 
 
-def scan(con: duckdb.DuckDBPyConnection, pii_mode: str = "redact") -> None:
-    """Find secrets and PII in the staged `records`; redact PII in place unless it quarantines.
+def find(con: duckdb.DuckDBPyConnection, source: str, keys: tuple[str, ...], params: list | None = None) -> None:
+    """Find secret and PII matches in `source` (a query returning `keys` and `text`).
 
-    Leaves `record_findings(file_id, record, category, kind)`: one row per kind found in a record.
+    Leaves two temp tables: `scan_texts` (keys, text: the texts with any match) and `scan_hits`
+    (keys, kind, hit: each valid match). One pass of one combined expression picks the texts worth a
+    closer look; only those are searched pattern by pattern; validators (Luhn, IBAN, numbering plans,
+    id checksums, password entropy) see the distinct candidate strings, never the texts.
     """
-    if pii_mode not in PII_MODES:
-        raise ValueError(f"pii mode must be one of {', '.join(PII_MODES)}, not '{pii_mode}'")
-    # One pass of one combined expression picks the records worth a closer look.
+    cols = ", ".join(keys)
     con.execute(
-        "CREATE OR REPLACE TEMP TABLE scan_records AS "
-        "SELECT file_id, record, CAST(doc AS VARCHAR) AS text FROM records WHERE regexp_matches(CAST(doc AS VARCHAR), ?)",
-        [patterns.any_pattern()],
+        f"CREATE OR REPLACE TEMP TABLE scan_texts AS SELECT {cols}, text FROM ({source}) "
+        f"WHERE text IS NOT NULL AND regexp_matches(text, '{_sql_string(patterns.any_pattern())}')",
+        params or [],
     )
     selects = [
-        f"SELECT file_id, record, '{p.kind}' AS kind, unnest(regexp_extract_all(text, '{_sql_string(patterns.regex_for(p))}', 2)) AS hit "
-        "FROM scan_records"
+        f"SELECT {cols}, '{p.kind}' AS kind, "
+        f"unnest(regexp_extract_all(text, '{_sql_string(patterns.regex_for(p))}', 2)) AS hit FROM scan_texts"
         for p in patterns.PATTERNS
     ]
     con.execute("CREATE OR REPLACE TEMP TABLE scan_hits AS " + " UNION ALL ".join(selects))
-    # Validators (Luhn, IBAN, phone numbering plans, id checksums, password entropy) see distinct candidates only.
     checked = [p.kind for p in patterns.PATTERNS if p.validate is not None]
     candidates = con.execute(
         "SELECT DISTINCT kind, hit FROM scan_hits WHERE list_contains(?, kind)", [checked]).fetchall()
@@ -68,16 +69,29 @@ def scan(con: duckdb.DuckDBPyConnection, pii_mode: str = "redact") -> None:
     con.execute("DELETE FROM scan_hits WHERE EXISTS (SELECT 1 FROM rejected_candidates r "
                 "WHERE r.kind = scan_hits.kind AND r.hit = scan_hits.hit)")
     con.unregister("rejected_candidates")
-    categories = " ".join(f"WHEN '{p.kind}' THEN '{p.category}'" for p in patterns.PATTERNS)
+
+
+def scan(con: duckdb.DuckDBPyConnection, pii_mode: str = "redact") -> None:
+    """Find secrets and PII in the staged `records`; redact PII in place unless it quarantines.
+
+    Leaves `record_findings(file_id, record, category, kind)`: one row per kind found in a record.
+    """
+    if pii_mode not in PII_MODES:
+        raise ValueError(f"pii mode must be one of {', '.join(PII_MODES)}, not '{pii_mode}'")
+    find(con, "SELECT file_id, record, CAST(doc AS VARCHAR) AS text FROM records", ("file_id", "record"))
     con.execute(
         f"""
         CREATE OR REPLACE TABLE record_findings AS
-        SELECT DISTINCT file_id, record, CASE kind {categories} END AS category, kind FROM scan_hits
+        SELECT DISTINCT file_id, record, {category_sql('kind')} AS category, kind FROM scan_hits
         """
     )
     if pii_mode == "redact":
         _redact(con)
-    con.execute("DROP TABLE scan_records; DROP TABLE scan_hits")
+    con.execute("DROP TABLE scan_texts; DROP TABLE scan_hits")
+
+
+def category_sql(column: str) -> str:
+    return "CASE " + column + " " + " ".join(f"WHEN '{p.kind}' THEN '{p.category}'" for p in patterns.PATTERNS) + " END"
 
 
 def _sql_string(text: str) -> str:
@@ -94,7 +108,7 @@ def _redact(con: duckdb.DuckDBPyConnection) -> None:
                list_reduce(list({{'hit': h.hit, 'placeholder': CASE h.kind {placeholders} END}}
                                 ORDER BY length(h.hit) DESC, h.hit),
                            lambda acc, x: replace(acc, x.hit, x.placeholder), any_value(s.text)) AS text
-        FROM scan_records s JOIN scan_hits h USING (file_id, record)
+        FROM scan_texts s JOIN scan_hits h USING (file_id, record)
         WHERE list_contains({[p.kind for p in patterns.PII]}, h.kind)
         GROUP BY s.file_id, s.record;
 
@@ -136,6 +150,11 @@ def screen(con: duckdb.DuckDBPyConnection, pii_mode: str = "redact", salt: str =
 
 
 TENANT_KEYS = ("tenant_id", "tenant_id_hash", "tenant")
+
+
+def tenant_hash(salt: str, tenant: str) -> str:
+    """The salted hash outputs show for a tenant id (the same as hash_tenants computes in SQL)."""
+    return "tenant-" + hashlib.sha256(f"{salt}:{tenant}".encode()).hexdigest()[:16]
 
 
 def hash_tenants(con: duckdb.DuckDBPyConnection, salt: str) -> None:

@@ -20,12 +20,38 @@ import jinja2
 from lessonweaver.resources import resource_dir
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>!|#~{}()])")
+_AUTOLINK = re.compile(r"(?i)\b(?:(h)tt(ps?:)|(f)t(p:)|(www)\.)")
+
+# What an exception text or traceback may carry that a report must not repeat verbatim.
+_TRACEBACK = re.compile(r"(?s)Traceback \(most recent call last\):.*")
+_SCRUB = (
+    (re.compile(r"(?i)\b[a-z][a-z0-9+.\-]*://[^\s'\"<>]+"), "<URL>"),
+    (re.compile(r"(?<![\w.])(?:[A-Za-z]:\\|~?/)(?:[\w.\-]+[/\\])+[\w.\-]*"), "<PATH>"),
+    (re.compile(r"(?i)\b(?:[a-z0-9](?:[a-z0-9\-]{0,61}[a-z0-9])?\.)+(?:com|net|org|io|dev|cloud|internal|local|lan|corp|svc|cluster)\b"), "<HOST>"),
+    (re.compile(r"\b[0-9a-fA-F]{32,}\b|\b[A-Za-z0-9+/_\-]{40,}={0,2}"), "<TOKEN>"),
+)
+
+
+def scrub(value: Any) -> str:
+    """Report text with tracebacks cut and URLs, paths, host names and token-like strings masked."""
+    text = _TRACEBACK.sub("(traceback withheld)", str(value if value is not None else ""))
+    for pattern, mask in _SCRUB:
+        text = pattern.sub(mask, text)
+    return text
 
 
 def md_inline(value: Any) -> str:
-    """Trace text made inert inside Markdown: one line, with link, image, HTML and code syntax escaped."""
+    """Trace text made inert inside Markdown: one line, with link, image, HTML and code syntax escaped,
+    and would-be autolinks defanged (`hxxps:`, `fxp:`, `www[.]`) so no renderer turns them into links."""
     text = " ".join(str(value if value is not None else "").split())
-    return _MD_SPECIAL.sub(r"\\\1", text)
+    text = _MD_SPECIAL.sub(r"\\\1", text)
+    return _AUTOLINK.sub(_defang, text)
+
+
+def _defang(m: re.Match) -> str:
+    if m[5]:
+        return f"{m[5]}\\[.\\]"
+    return f"{m[1]}xx{m[2]}" if m[1] else f"{m[3]}x{m[4]}"
 
 
 def _plain(value: Any) -> Any:
@@ -58,13 +84,22 @@ def environment(templates: str | None = None) -> jinja2.Environment:
     return env
 
 
-def context(con: duckdb.DuckDBPyConnection, run: dict[str, Any]) -> dict[str, Any]:
-    """Everything a template may use. No row here carries content of a quarantined or rejected record."""
+TEXT_FIELDS = ("title", "problem", "lesson", "evidence")
+
+
+def context(con: duckdb.DuckDBPyConnection, run: dict[str, Any], tenant: str | None = None) -> dict[str, Any]:
+    """Everything a template may use. No row here carries content of a quarantined or rejected record;
+    lesson text is scrubbed of tracebacks, URLs, paths, hosts and tokens. With `tenant` (a tenant hash),
+    only that tenant's lessons."""
+    lessons = rows(con, """
+        SELECT * FROM lessons WHERE ?::VARCHAR IS NULL OR tenant = ?::VARCHAR
+        ORDER BY occurrences DESC, trace_count DESC, last_seen DESC, lesson_id""", [tenant, tenant])
+    for lesson in lessons:
+        lesson.update({k: scrub(lesson[k]) for k in TEXT_FIELDS if lesson.get(k) is not None})
     return {
         "run": {k: _plain(v) for k, v in run.items()},
-        "lessons": rows(con, """
-            SELECT * FROM lessons
-            ORDER BY occurrences DESC, trace_count DESC, last_seen DESC, lesson_id"""),
+        "tenant": tenant,
+        "lessons": lessons,
         "detectors": rows(con, """
             SELECT k.detector, k.title, k.severity, k.description,
                    count(d.trace_id) AS detections,
@@ -99,11 +134,23 @@ def _write_atomic(path: Path, text: str) -> None:
         raise
 
 
-def render(con: duckdb.DuckDBPyConnection, run: dict[str, Any], out: str, templates: str | None = None) -> list[str]:
+def publish(files: list[str], out: str) -> list[str]:
+    """Move rendered files into `out`, each by an atomic rename; returns their new paths."""
+    Path(out).mkdir(parents=True, exist_ok=True)
+    moved = []
+    for f in files:
+        target = Path(out) / Path(f).name
+        os.replace(f, target)
+        moved.append(str(target))
+    return moved
+
+
+def render(con: duckdb.DuckDBPyConnection, run: dict[str, Any], out: str, templates: str | None = None,
+           tenant: str | None = None) -> list[str]:
     """Render every template into `out`; returns the paths written."""
     env = environment(templates)
     names = sorted(n for n in env.list_templates(extensions=["j2"]) if not Path(n).name.startswith("_"))
-    ctx = context(con, run)
+    ctx = context(con, run, tenant)
     Path(out).mkdir(parents=True, exist_ok=True)
     written = []
     for name in names:

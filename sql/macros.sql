@@ -54,3 +54,9 @@ CREATE OR REPLACE MACRO lw_normalise(txt) AS
             regexp_replace(lower(coalesce(txt, '')), '[^\s]*[0-9][^\s]*', ' # ', 'g'),
             '[^a-z#]+', ' ', 'g'),
         '\s+', ' ', 'g'));
+
+-- Text cut to n characters on one line, with an ellipsis when cut: for quoting long content in evidence.
+CREATE OR REPLACE MACRO lw_clip(txt, n) AS
+    CASE WHEN length(regexp_replace(trim(txt), '\s+', ' ', 'g')) > n
+         THEN rtrim(left(regexp_replace(trim(txt), '\s+', ' ', 'g'), n - 1)) || '…'
+         ELSE regexp_replace(trim(txt), '\s+', ' ', 'g') END;

@@ -16,7 +16,7 @@ def test_md_inline_neutralises_links_images_html_and_newlines():
     for raw in ("![", "](", "<script>", "`code`"):
         assert raw not in out
     assert re.search(r"(?<!\\)[|<>`\[\]]", out) is None  # every special character is escaped
-    assert out.startswith("\\!\\[x\\]\\(http://a/b.png\\)")
+    assert out.startswith("\\!\\[x\\]\\(hxxp://a/b.png\\)")
 
 
 def test_user_template_folder_overrides_and_adds(tmp_path: Path):

@@ -24,10 +24,12 @@ step_before AS (
     GROUP BY er.trace_id, er.seq
 )
 SELECT er.trace_id, er.event_id, er.seq,
-       'error: ' || er.message
-           || coalesce(' | step before: ' || coalesce(sb.named_step, sb.workflow_step, sb.other_step), '') AS evidence,
+       'error: ' || lw_clip(er.message, 300)
+           || coalesce(' | step before: ' || lw_clip(coalesce(sb.named_step, sb.workflow_step, sb.other_step), 160), '')
+           AS evidence,
        'The agent hit an error and nothing after it recovered the run.' AS problem,
-       coalesce('Before "' || coalesce(sb.named_step, sb.workflow_step, sb.other_step) || '", ', 'Before continuing, ')
-           || 'check for this failure ("' || er.message || '") and retry, fall back or escalate instead of carrying on.'
-           AS lesson
+       coalesce('Before "' || lw_clip(coalesce(sb.named_step, sb.workflow_step, sb.other_step), 160) || '", ',
+                'Before continuing, ')
+           || 'check for this failure ("' || lw_clip(er.message, 300)
+           || '") and retry, fall back or escalate instead of carrying on.' AS lesson
 FROM errors er LEFT JOIN step_before sb USING (trace_id, seq)

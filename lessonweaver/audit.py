@@ -1,0 +1,113 @@
+"""Audit: show that nothing sensitive came out.
+
+Scans every text column of the database and every rendered output with the same secret and PII
+patterns and validators as the screen, and looks for any quarantined trace's id where content lives.
+Findings are reported masked (kind, place, the first characters and a length), never in full.
+"""
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from lessonweaver import privacy
+
+# Where content lives: a quarantined trace's id must not be in any of these.
+CONTENT_TABLES = ("traces", "events", "detections")
+MIN_ID_LENGTH = 6  # shorter quarantined ids are not searched for in output files: they match by chance
+
+
+class AuditFailed(RuntimeError):
+    """Sensitive content was found where none may be; carries the (masked) findings."""
+
+    def __init__(self, findings: list["Finding"]):
+        self.findings = findings
+        super().__init__(f"audit found {len(findings)} problem(s): " + "; ".join(map(str, findings[:5])))
+
+
+@dataclass(frozen=True)
+class Finding:
+    place: str
+    kind: str
+    sample: str
+
+    def __str__(self) -> str:
+        return f"{self.place}: {self.kind} {self.sample}"
+
+
+def mask(value: str) -> str:
+    """Enough to find it again, not enough to use it."""
+    return f"'{value[:3]}…' ({len(value)} chars)"
+
+
+def _text_columns(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
+    return con.execute(
+        """
+        SELECT table_name, column_name FROM information_schema.columns
+        WHERE table_schema = 'main' AND table_catalog = current_database()
+          AND (data_type IN ('VARCHAR', 'JSON') OR data_type LIKE 'VARCHAR[]')
+          AND table_name IN (SELECT table_name FROM information_schema.tables
+                             WHERE table_schema = 'main' AND table_type = 'BASE TABLE')
+        ORDER BY table_name, column_name
+        """
+    ).fetchall()
+
+
+def _hits(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str, str]]:
+    rows = con.execute(
+        f"SELECT place, {privacy.category_sql('kind')} || ':' || kind, hit FROM scan_hits "
+        "GROUP BY ALL ORDER BY 1, 2, 3"
+    ).fetchall()
+    con.execute("DROP TABLE scan_texts; DROP TABLE scan_hits")
+    return rows
+
+
+def audit_database(con: duckdb.DuckDBPyConnection, run_id: str | None = None) -> list[Finding]:
+    """Scan the database's text columns (only rows of `run_id` where a table has a run_id column)."""
+    findings: list[Finding] = []
+    for table, column in _text_columns(con):
+        has_run = con.execute(
+            "SELECT count(*) FROM information_schema.columns WHERE table_name = ? AND column_name = 'run_id' "
+            "AND table_catalog = current_database()", [table]).fetchone()[0]
+        where = "WHERE run_id = ?" if run_id and has_run else ""
+        params = [run_id] if where else []
+        source = f'SELECT \'{table}.{column}\' AS place, CAST("{column}" AS VARCHAR) AS text FROM "{table}" {where}'
+        privacy.find(con, source, ("place",), params)
+        findings += [Finding(p, k, mask(h)) for p, k, h in _hits(con)]
+    for table in CONTENT_TABLES:
+        rows = con.execute(
+            f"SELECT DISTINCT q.trace_id FROM quarantine q JOIN {table} t USING (trace_id) ORDER BY 1").fetchall()
+        findings += [Finding(f"{table}.trace_id", "quarantined trace id with content", mask(r[0])) for r in rows]
+    rows = con.execute(
+        "SELECT DISTINCT q.trace_id FROM quarantine q JOIN lessons l ON list_contains(l.example_trace_ids, q.trace_id)"
+    ).fetchall()
+    findings += [Finding("lessons.example_trace_ids", "quarantined trace id with content", mask(r[0])) for r in rows]
+    return findings
+
+
+def audit_files(con: duckdb.DuckDBPyConnection, files: list[str]) -> list[Finding]:
+    """Scan rendered outputs (text files) for secrets, PII and quarantined trace ids."""
+    if not files:
+        return []
+    listing = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
+    source = f"SELECT filename AS place, content AS text FROM read_text([{listing}])"
+    privacy.find(con, source, ("place",))
+    findings = [Finding(p, k, mask(h)) for p, k, h in _hits(con)]
+    rows = con.execute(
+        f"""
+        SELECT DISTINCT f.filename, q.trace_id
+        FROM quarantine q, read_text([{listing}]) f
+        WHERE length(q.trace_id) >= {MIN_ID_LENGTH} AND contains(f.content, q.trace_id)
+        ORDER BY 1, 2
+        """
+    ).fetchall()
+    findings += [Finding(p, "quarantined trace id", mask(t)) for p, t in rows]
+    return findings
+
+
+def outputs(folder: str) -> list[str]:
+    """The rendered files in a report folder (not hidden or temporary ones)."""
+    path = Path(folder)
+    if not path.is_dir():
+        return []
+    return sorted(str(p) for p in path.iterdir() if p.is_file() and not p.name.startswith("."))
