@@ -1,0 +1,204 @@
+"""The TraceEvent JSONL adapter (sql/adapters/traceevent.sql) on our own fixtures and on the real runs.
+
+Fixtures in tests/fixtures/formats/traceevent/: a single agent retrying a failed tool, a supervisor whose
+worker drops a flag, peers whose handoff drops a flag (run_id only on run_start), a debate with a critic
+revision (spec field names), a run with no finish event and no run_id at all, and a file with bad lines.
+"""
+
+import json
+
+import duckdb
+import pytest
+
+from conftest import REPO, SHARED, rows, stage
+from lessonweaver.adapters import load_adapters
+
+FIXTURES = REPO / "tests" / "fixtures" / "formats" / "traceevent"
+SAMPLES = SHARED / "samples" / "agent-arena"
+
+
+@pytest.fixture(scope="module")
+def con():
+    return stage([FIXTURES])
+
+
+def events_of(con, trace_id: str) -> list[dict]:
+    return rows(con, "SELECT * FROM events WHERE trace_id = ? ORDER BY seq", [trace_id])
+
+
+def test_traces(con):
+    found = rows(con, "SELECT trace_id, format, source, task, outcome, line FROM traces ORDER BY trace_id")
+    assert [(t["trace_id"], t["source"], t["outcome"]) for t in found] == [
+        ("nf-01", "agent-arena:single_agent", "incomplete"),
+        ("run-debate-revised", "agent-arena:debate_critic", "success"),
+        ("run-peer-lost", "agent-arena:peer_to_peer", "success"),
+        ("run-single-retry", "agent-arena:single_agent", "success"),
+        ("run-supervisor-lost", "agent-arena:supervisor_worker", "success"),
+        ("run-with-bad-lines", "agent-arena:single_agent", "success"),
+    ]
+    assert {t["format"] for t in found} == {"traceevent"}
+    assert {t["line"] for t in found} == {1}
+    task = next(t["task"] for t in found if t["trace_id"] == "run-single-retry")
+    assert task == "Find invoice INV-2231 for account ACC-19 and report its amount due."  # trimmed
+
+
+def test_single_agent_events(con):
+    evs = events_of(con, "run-single-retry")
+    assert [e["seq"] for e in evs] == list(range(1, 12))
+    assert [(e["event_id"], e["type"], e["raw_type"]) for e in evs[:6]] == [
+        ("sa-01", "workflow_step", "run_start"),
+        ("sa-02", "workflow_step", "agent_start"),
+        ("sa-03", "model_call", "llm_call"),
+        ("sa-04", "model_call", "llm_response"),
+        ("sa-05", "tool_call", "tool_call"),
+        ("sa-06", "tool_result", "tool_result"),
+    ]
+    failed, ok = evs[5], evs[9]
+    assert (failed["tool_name"], failed["status"], failed["success"]) == ("fetch_invoice", "error", False)
+    assert failed["content"].startswith("Error executing tool: GatewayTimeout")
+    assert (ok["tool_name"], ok["status"], ok["success"]) == ("fetch_invoice", "success", True)
+    assert json.loads(ok["content"])["amount_due"] == 310.5
+    assert evs[4]["content"] == '{"invoice_id":"INV-2231"}'
+    assert evs[3]["content"] == 'fetch_invoice({"invoice_id":"INV-2231"})'
+    assert (evs[-1]["type"], evs[-1]["content"]) == ("final_answer", "Invoice INV-2231 has 310.50 EUR due.")
+    assert json.loads(evs[5]["extra"])["tool_call_id"] == "tc-1"
+    assert json.loads(evs[0]["metadata"]) == {"run_id": "run-single-retry"}
+
+
+def test_parent_links_resolve_within_the_run(con):
+    dangling = rows(con, """SELECT e.trace_id, e.event_id FROM events e
+                            WHERE e.parent_id IS NOT NULL AND NOT EXISTS (
+                                SELECT 1 FROM events p WHERE p.trace_id = e.trace_id AND p.event_id = e.parent_id)""")
+    assert dangling == []
+    roots = rows(con, "SELECT raw_type FROM events WHERE parent_id IS NULL")
+    assert {r["raw_type"] for r in roots} == {"run_start"} and len(roots) == 6
+    evs = {e["event_id"]: e for e in events_of(con, "run-supervisor-lost")}
+    assert evs["sw-05"]["parent_id"] == "sw-04"  # worker's agent_start under its worker_start
+
+
+def test_run_found_up_the_parent_chain(con):
+    # only run_start carries metadata.run_id in this run
+    evs = events_of(con, "run-peer-lost")
+    assert len(evs) == 11
+    handoff = next(e for e in evs if e["raw_type"] == "peer_handoff")
+    assert handoff["type"] == "workflow_step"
+    assert handoff["content"].startswith("HANDOFF: customer_id=C-11")
+    assert json.loads(handoff["metadata"])["handoff"] == {
+        "customer_id": "C-11", "tier": "gold", "name": "Byron, Ada", "status": "active"}
+    assert json.loads(handoff["extra"])["to_agent"] == "orders_peer"
+
+
+def test_workers_accept_spec_field_names(con):
+    evs = events_of(con, "run-supervisor-lost")
+    starts = [e for e in evs if e["raw_type"] == "worker_start"]
+    finishes = [e for e in evs if e["raw_type"] == "worker_finish"]
+    assert [e["content"] for e in starts] == ["Billing Worker: Get account ACC-7.", "Plans Worker: Upgrade ACC-7 to team."]
+    assert [json.loads(e["metadata"])["worker"] for e in finishes] == ["Billing Worker", "Plans Worker"]
+    assert {e["type"] for e in finishes} == {"assistant_message"}
+    assert evs[-1]["raw_type"] == "supervisor_finish" and evs[-1]["type"] == "final_answer"
+
+
+def test_debate_critic(con):
+    evs = {e["raw_type"]: e for e in events_of(con, "run-debate-revised")}
+    review = evs["critic_review"]
+    assert review["type"] == "assistant_message"
+    assert review["content"].startswith("The draft states 120.00 EUR")
+    assert json.loads(review["extra"])["draft"] == "Order 9911 was refunded: 120.00 EUR."
+    assert evs["revision_start"]["type"] == "workflow_step"
+    assert evs["llm_call"]["content"] == "Order 9911 was refunded: 120.00 EUR."  # the spec's response field
+    assert evs["revision_finish"]["type"] == "final_answer"
+
+
+def test_no_finish_and_no_run_id(con):
+    evs = events_of(con, "nf-01")  # the run is named by its run_start's event_id
+    # nf-05 is written last but stamped between agent_start and llm_call
+    assert [e["event_id"] for e in evs] == ["nf-01", "nf-02", "nf-05", "nf-03", "nf-04"]
+    assert evs[2]["type"] == "workflow_step"
+    error = evs[-1]
+    assert (error["type"], error["content"]) == ("error", "QuotaExceeded: daily token quota used up")
+    assert "Traceback" in json.loads(error["extra"])["traceback"]
+    assert rows(con, "SELECT count(*) AS n FROM events WHERE content LIKE '%Traceback%'") == [{"n": 0}]
+    assert rows(con, "SELECT started_at < ended_at AS ordered FROM traces WHERE trace_id = 'nf-01'") == [{"ordered": True}]
+
+
+def test_bad_lines_are_rejected_with_reasons(con):
+    found = rows(con, """SELECT j.line, j.reason FROM rejects j JOIN files f USING (file_id)
+                         WHERE f.path LIKE '%bad_lines.jsonl' ORDER BY j.line""")
+    assert [r["line"] for r in found] == [6, 7, 8, 9, 10, 11]
+    reasons = [r["reason"] for r in found]
+    assert reasons[0] == "missing required field 'event_type'"
+    assert reasons[1].startswith("no metadata.run_id and no parent_event_id")
+    assert reasons[2].startswith("no metadata.run_id, and its parent_event_id chain reaches no event")
+    assert reasons[3] == "field 'payload' must be an object"
+    assert reasons[4].startswith("duplicate event: same event_id in the same run as line 3 of ")
+    assert reasons[5].startswith("invalid JSON")
+    assert len(events_of(con, "run-with-bad-lines")) == 5
+
+
+def test_every_record_is_accounted_for(con):
+    lost = rows(con, """SELECT r.file_id, r.record FROM records r
+                        WHERE NOT EXISTS (SELECT 1 FROM rejects j WHERE j.file_id = r.file_id AND j.record = r.record)
+                          AND NOT EXISTS (SELECT 1 FROM record_traces t WHERE t.file_id = r.file_id AND t.record = r.record)""")
+    assert lost == []
+
+
+def test_detections(con):
+    found = {(d["detector"], d["trace_id"], d["event_id"]): d
+             for d in rows(con, "SELECT * FROM detections")}
+    assert set(found) == {
+        ("retry", "run-single-retry", "sa-06"),
+        ("handoff_loss", "run-supervisor-lost", "sw-09"),
+        ("handoff_loss", "run-peer-lost", "pp-06"),
+        ("critic_revision", "run-debate-revised", "dc-07"),
+        ("unrecovered_error", "nf-01", "nf-04"),
+    }
+    assert "fetch_invoice failed and was called again" in found["retry", "run-single-retry", "sa-06"]["evidence"]
+    assert found["handoff_loss", "run-peer-lost", "pp-06"]["evidence"].startswith("payment_overdue=true from get_customer")
+    assert "fraud_review=true" in found["handoff_loss", "run-supervisor-lost", "sw-09"]["evidence"]
+
+
+def test_match_is_specific():
+    adapter = next(a for a in load_adapters() if a.format == "traceevent")
+    docs = {
+        "traceevent": {"event_id": "a", "event_type": "run_start", "payload": {}, "parent_event_id": None},
+        "stream event": {"id": "a", "event_type": "step_start_dag", "data": {}, "parent_id": None},
+        "lessonweaver trace": {"trace_id": "t", "source": "s", "task": "x", "outcome": "success", "events": []},
+    }
+    matched = {name: duckdb.execute(f"SELECT {adapter.match} FROM (SELECT ?::JSON AS doc)", [json.dumps(doc)]).fetchone()[0]
+               for name, doc in docs.items()}
+    assert matched == {"traceevent": True, "stream event": False, "lessonweaver trace": False}
+
+
+def test_a_sensitive_line_quarantines_its_run(tmp_path):
+    lines = [json.loads(line) for line in (FIXTURES / "single_agent_retry.jsonl").read_text().splitlines()]
+    lines[5]["metadata"]["contains_pii"] = True  # one tool result of the run
+    (tmp_path / "run.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    con = stage([tmp_path])
+    assert rows(con, "SELECT trace_id, reason FROM quarantine") == [
+        {"trace_id": "run-single-retry", "reason": "tag:contains_pii"}]
+    assert rows(con, "SELECT count(*) AS n FROM events") == [{"n": 0}]
+
+
+@pytest.mark.skipif(not SAMPLES.is_dir(), reason="the shared agent-arena samples are not here")
+def test_real_agent_arena_runs():
+    con = stage([SAMPLES])
+    assert rows(con, "SELECT * FROM rejects") == []
+    assert rows(con, "SELECT count(*) AS n FROM traces WHERE format = 'traceevent'") == [{"n": 15}]  # 15 run_ids
+    assert rows(con, "SELECT count(*) AS n FROM events") == [{"n": 323}]  # 323 lines
+    assert rows(con, "SELECT count(*) AS n FROM events WHERE type = 'unknown'") == [{"n": 0}]
+    outcomes = rows(con, "SELECT outcome, count(*) AS n FROM traces GROUP BY ALL ORDER BY outcome")
+    assert outcomes == [{"outcome": "failure", "n": 2}, {"outcome": "incomplete", "n": 3}, {"outcome": "success", "n": 10}]
+
+    def found(detector):
+        return rows(con, "SELECT trace_id, evidence, severity FROM detections WHERE detector = ? ORDER BY trace_id",
+                    [detector])
+
+    # the only failed tool called again: get_customer_profile timing out, in one baseline run
+    retries = found("retry")
+    assert [d["trace_id"] for d in retries] == ["06ca02ba-01bc-43bf-b08c-e28f2f3c7e1d"]
+    assert retries[0]["evidence"].startswith("tool get_customer_profile failed and was called again")
+    assert len(found("critic_revision")) == 3
+    losses = found("handoff_loss")
+    assert [d["trace_id"] for d in losses] == ["507bc9f1-7787-4151-9cbf-bbc5038ab5ba",  # CRM worker's summary
+                                               "9e7a6014-1ace-4db6-9350-59b2da366655"]  # crm_peer's handoff
+    assert all(d["evidence"].startswith("credit_hold=true from get_customer_profile") for d in losses)
