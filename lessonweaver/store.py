@@ -97,6 +97,9 @@ def load(con: duckdb.DuckDBPyConnection, folders: list[str], run_id: str) -> Loa
             CREATE OR REPLACE TEMP TABLE new_traces AS
             SELECT * FROM {_parquet(folders, 'traces')} t
             WHERE NOT EXISTS (SELECT 1 FROM traces x WHERE x.trace_id = t.trace_id)
+              -- a trace id held back for privacy stays held back, whatever copy of it comes later
+              AND NOT EXISTS (SELECT 1 FROM quarantine q WHERE q.trace_id = t.trace_id)
+              AND NOT EXISTS (SELECT 1 FROM {_parquet(folders, 'quarantine')} q WHERE q.trace_id = t.trace_id)
             QUALIFY row_number() OVER (PARTITION BY trace_id ORDER BY batch, file, line) = 1
             """
         )

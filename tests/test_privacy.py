@@ -1,0 +1,173 @@
+"""Privacy beyond tags: planted secrets and PII in untagged traces, a false-positive corpus, the audit."""
+
+import base64
+import hashlib
+import uuid
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from conftest import rows, stage, write_traces
+from flows.nightly import nightly
+from lessonweaver.cli import main
+
+# Fake values of every kind the scan knows, each valid for its validator. Built from parts so that this
+# file itself does not trip a repository secret scanner.
+SECRETS = {
+    "aws_access_key": "AKIA" + "IOSFODNN7EXAMPLE",
+    "aws_secret_key": "aws_secret_access_key=" + "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "github_token": "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
+    "gitlab_token": "glpat-" + "Zx9Yw8Vu7Ts6Rq5Po4Nm",
+    "slack_token": "xoxb-" + "2048-4096-Ab3dEf6hIj9k",
+    "openai_key": "sk-proj-" + "T3stK3yT3stK3yT3stK3yT3stK3yT3stK3yAbCd",
+    "anthropic_key": "sk-ant-" + "api03-Qw3rTy9UiOp4AsDfGhJkL",
+    "stripe_key": "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc",
+    "google_api_key": "AIza" + "SyDaGmWKa4JsXZ-HjGw7ISLn_3namBGewQe",
+    "jwt": "eyJhbGciOiJIUzI1NiJ9." + "eyJzdWIiOiIxMjM0NTY3ODkwIn0." + "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+    "bearer_token": "Bearer " + "mF_9.B5f-4.1JqM.tokenvalue000111",
+    "private_key": "-----BEGIN RSA " + "PRIVATE KEY-----\\nMIIEowIBAAKCAQEA7b",
+    "url_password": "postgres://admin:" + "s3cr3tP4ss@db.example.com/app",
+    "password": "password=" + "Tr0ub4dor-horse",
+}
+PII = {
+    "email": ("jane.roe@example.com", "<EMAIL>"),
+    "phone": ("+44 20 7946 0958", "<PHONE>"),
+    "card": ("4111 1111 1111 1111", "<CARD>"),
+    "iban": ("DE89370400440532013000", "<IBAN>"),
+    "ip_address": ("203.0.113.42", "<IP>"),
+    "us_ssn": ("123-45-6789", "<NATIONAL_ID>"),
+    "es_dni": ("12345678Z", "<NATIONAL_ID>"),
+    "it_codice_fiscale": ("RSSMRA85T10A562S", "<NATIONAL_ID>"),
+    "se_personnummer": ("811218-9876", "<NATIONAL_ID>"),
+}
+PLACES = ("content", "metadata", "tool_arguments")
+
+
+def planted(tid: str, value: str, place: str) -> dict:
+    """An untagged trace carrying `value` in one place, with a correction so it would make a lesson."""
+    events = [{"id": "e1", "type": "user_message", "content": "Please fix the deploy."},
+              {"id": "e2", "type": "tool_call", "content": "run_shell", "status": "success"},
+              {"id": "e3", "type": "human_correction", "content": "Use the staging cluster first."}]
+    meta = {}
+    if place == "content":
+        events[0]["content"] = f"Please fix the deploy, context: {value} thanks"
+    elif place == "metadata":
+        meta = {"note": f"seen with {value}"}
+    else:
+        events[1]["metadata"] = {"tool": "run_shell", "arguments": {"cmd": f"deploy --with '{value}'"}}
+    return {"trace_id": tid, "source": "ops-agent", "task": "Fix the deploy", "events": events,
+            "outcome": "corrected_by_human", "metadata": meta}
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    traces = []
+    for i, (kind, value) in enumerate(SECRETS.items()):
+        traces.append(planted(f"sec-{kind}", value, PLACES[i % 3]))
+    for i, (kind, (value, _)) in enumerate(PII.items()):
+        traces.append(planted(f"pii-{kind}", value, PLACES[i % 3]))
+    return write_traces(tmp_path / "in", "planted.jsonl", traces).parent
+
+
+def test_planted_secrets_quarantine_and_pii_is_redacted(corpus: Path):
+    con = stage([corpus])
+    reasons = {r["trace_id"]: r["reason"] for r in rows(con, "SELECT trace_id, reason FROM quarantine")}
+    assert reasons == {f"sec-{kind}": f"secret:{kind}" for kind in SECRETS}
+    loaded = {r["trace_id"]: r["text"] for r in rows(
+        con, "SELECT trace_id, string_agg(concat_ws(' ', content, metadata), ' ') AS text FROM events GROUP BY 1")}
+    meta = {r["trace_id"]: r["m"] for r in rows(con, "SELECT trace_id, CAST(metadata AS VARCHAR) AS m FROM traces")}
+    for kind, (value, placeholder) in PII.items():
+        text = loaded[f"pii-{kind}"] + (meta[f"pii-{kind}"] or "")
+        assert value not in text and placeholder in text, kind
+
+
+def test_pii_quarantine_mode(corpus: Path):
+    con = stage([corpus], pii="quarantine")
+    reasons = {r["trace_id"]: r["reason"] for r in rows(con, "SELECT trace_id, reason FROM quarantine")}
+    assert {t: r for t, r in reasons.items() if t.startswith("pii-")} == {f"pii-{k}": f"pii:{k}" for k in PII}
+
+
+def test_no_planted_value_reaches_any_byte_and_the_audit_passes(prefect_server, corpus: Path, tmp_path: Path, capsys):
+    db, out = tmp_path / "lw.duckdb", tmp_path / "reports"
+    run = nightly(paths=[str(corpus)], db=str(db), out=str(out))
+    assert run["traces_quarantined"] == len(SECRETS) and run["traces_loaded"] == len(PII)
+    values = [v.replace("\\n", "\n") for v in SECRETS.values()] + [v for v, _ in PII.values()]
+    files = [p for p in [*out.iterdir(), *tmp_path.glob("lw.duckdb*")] if p.is_file()]
+    for f in files:
+        data = f.read_bytes()
+        leaked = [v for v in values if v.encode() in data]
+        assert leaked == [], f"{f.name} holds {len(leaked)} planted value(s)"
+    report = (out / "lessons.md").read_text()
+    assert "\\<EMAIL\\>" in report or "<EMAIL>" in report or "Use the staging cluster first." in report
+    assert main(["audit", "--db", str(db), "--out", str(out)]) == 0
+    assert "clean" in capsys.readouterr().out
+
+
+def test_the_audit_fails_on_a_leaky_file_and_masks_what_it_found(tmp_path: Path, capsys):
+    db, out = tmp_path / "lw.duckdb", tmp_path / "reports"
+    out.mkdir()
+    from lessonweaver import store
+
+    store.connect(str(db)).close()
+    token = SECRETS["github_token"]
+    (out / "leaky.md").write_text(f"# notes\nthe token is {token} and mail jane.roe@example.com\n")
+    assert main(["audit", "--db", str(db), "--out", str(out)]) == 1
+    printed = capsys.readouterr().out
+    assert "secret:github_token" in printed and "pii:email" in printed and "leaky.md" in printed
+    assert token not in printed and "jane.roe@example.com" not in printed
+
+
+def test_the_audit_finds_pii_and_quarantined_ids_in_the_database(tmp_path: Path):
+    from lessonweaver import audit, store
+
+    con = store.connect(str(tmp_path / "lw.duckdb"))
+    con.execute("INSERT INTO quarantine (trace_id, file, reason) VALUES ('secret-trace-1', 'f.jsonl', 'secret:jwt')")
+    con.execute("INSERT INTO events (trace_id, seq, event_id, type, content) VALUES "
+                "('secret-trace-1', 1, 'e1', 'user_message', 'hello'), ('t2', 1, 'e1', 'user_message', 'call 4111 1111 1111 1111')")
+    found = {(f.place, f.kind) for f in audit.audit_database(con)}
+    assert found == {("events.trace_id", "quarantined trace id with content"), ("events.content", "pii:card")}
+
+
+FALSE_POSITIVES = [
+    f"request {uuid.UUID(int=7)} and {uuid.uuid5(uuid.NAMESPACE_DNS, 'lessonweaver.example')}",
+    f"commit {hashlib.sha1(b'x').hexdigest()} on branch main, tree {hashlib.sha256(b'y').hexdigest()}",
+    "data:image/png;base64," + base64.b64encode(bytes(range(256)) * 4).decode(),
+    "The password reset flow sends a link; the bearer of the link can set a new password.",
+    "Token budget: 4096 tokens; the api_key field is optional; set secret: true to hide it.",
+    "Use scikit-learn (sk-learn) 1.5.2 with numpy 2.1.0; build 2026-11-28T02:00:00Z took 12.5 s.",
+    "Order #10023455 shipped; tracking 1Z999AA10123456784; invoice INV-2026-000123.",
+    "password: ******** and password=${DB_PASSWORD} and api_key: <redacted>",
+    "Call the function authorize(user) then POST /v1/authorization/check.",
+    "Build 1750000000123 finished at 1750000000.456; ticket 555-1234.",
+]
+
+
+def test_false_positive_corpus_yields_no_secret(tmp_path: Path):
+    traces = [{"trace_id": f"fp-{i}", "source": "s", "task": "t", "outcome": "success",
+               "events": [{"id": "e1", "type": "assistant_message", "content": text}],
+               "metadata": {"note": text}} for i, text in enumerate(FALSE_POSITIVES)]
+    con = stage([write_traces(tmp_path, "fp.jsonl", traces)])
+    assert rows(con, "SELECT * FROM quarantine") == []
+    findings = rows(con, "SELECT DISTINCT kind FROM record_findings")
+    assert findings == [], findings
+    assert con.execute("SELECT count(*) FROM traces").fetchone()[0] == len(FALSE_POSITIVES)
+
+
+def test_html_templates_escape_trace_content(tmp_path: Path):
+    from lessonweaver import render, store
+
+    con = store.connect(str(tmp_path / "lw.duckdb"))
+    con.execute("INSERT INTO lessons (lesson_id, detector, title, evidence, occurrences, trace_count) "
+                "VALUES ('L1', 'd', 't', '<script>alert(1)</script>', 1, 1)")
+    mine = tmp_path / "templates"
+    mine.mkdir()
+    (mine / "page.html.j2").write_text("<ul>{% for l in lessons %}<li>{{ l.evidence }}</li>{% endfor %}</ul>")
+    from flows.nightly import RUN_COLUMNS
+
+    run = {**dict.fromkeys(RUN_COLUMNS, 0), "run_id": "r", "started_at": "2026-11-29T02:00:00"}
+    render.render(con, run, str(tmp_path / "out"), str(mine))
+    html = (tmp_path / "out" / "page.html").read_text()
+    assert "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    con.close()
+    duckdb.connect(str(tmp_path / "lw.duckdb"), read_only=True).close()
