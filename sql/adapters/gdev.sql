@@ -1,0 +1,221 @@
+-- format: gdev
+-- title: gdev-agent-trace-v1 JSONL: one event per line, one trace per run_id (../shared/formats/gdev-agent-trace-v1.md)
+-- match: coalesce(doc->>'schema_version', '') = 'gdev-agent-trace-v1'
+--   OR (json_exists(doc, '$.run_id') AND json_exists(doc, '$.span_id') AND json_exists(doc, '$.event_type'))
+-- priority: 300
+--
+-- Reads records_in(file_id, file, line, record, doc) and fills staging traces, events and rejects.
+-- The format stores references and hashes, never message text, so content is a summary built from fields.
+-- Type mapping, task, outcome and source rules are documented in docs/formats.md (gdev section).
+
+CREATE OR REPLACE TEMP TABLE gdev_lines AS
+SELECT file_id, file, line, record, doc,
+       json_type(doc, '$.run_id') AS t_run_id,
+       json_type(doc, '$.span_id') AS t_span_id,
+       json_type(doc, '$.event_type') AS t_event_type,
+       json_type(doc, '$.parent_span_id') AS t_parent,
+       doc->>'run_id' AS run_id,
+       doc->>'span_id' AS span_id,
+       doc->>'parent_span_id' AS parent_span_id,
+       doc->>'event_type' AS event_type,
+       lower(trim(doc->>'event_type')) AS kind,
+       -- an offset or Z is honoured (stored as UTC); a bare timestamp is taken as UTC
+       CASE WHEN regexp_matches(doc->>'timestamp', '\d[T ]\d\d:\d\d\S*([Zz]|[+-]\d\d(:?\d\d)?)$')
+            THEN try_cast(doc->>'timestamp' AS TIMESTAMPTZ) AT TIME ZONE 'UTC'
+            ELSE try_cast(doc->>'timestamp' AS TIMESTAMP) END AS ts
+FROM records_in;
+
+-- The first thing wrong with each line; an exact repeat of a line (same run, span and bytes) is a
+-- redelivery, kept once so it cannot pose as a retry.
+CREATE OR REPLACE TEMP TABLE gdev_problems AS
+SELECT file_id, record, problem FROM (
+    SELECT file_id, record,
+           CASE
+             WHEN t_run_id IS NULL OR t_run_id = 'NULL' THEN 'missing required field ''run_id'''
+             WHEN t_run_id NOT IN ('VARCHAR', 'BIGINT', 'UBIGINT') THEN 'field ''run_id'' must be a string'
+             WHEN trim(run_id) = '' THEN 'field ''run_id'' is empty'
+             WHEN t_span_id IS NULL OR t_span_id = 'NULL' THEN 'missing required field ''span_id'''
+             WHEN t_span_id NOT IN ('VARCHAR', 'BIGINT', 'UBIGINT') THEN 'field ''span_id'' must be a string'
+             WHEN trim(span_id) = '' THEN 'field ''span_id'' is empty'
+             WHEN t_event_type IS NULL OR t_event_type = 'NULL' THEN 'missing required field ''event_type'''
+             WHEN t_event_type <> 'VARCHAR' THEN 'field ''event_type'' must be a string'
+             WHEN trim(event_type) = '' THEN 'field ''event_type'' is empty'
+             WHEN t_parent NOT IN ('NULL', 'VARCHAR', 'BIGINT', 'UBIGINT') THEN 'field ''parent_span_id'' must be a string'
+             WHEN nth > 1 THEN 'duplicate of the event at ' || coalesce('line ' || first_line, 'record ' || first_record)
+                               || ' (same run_id, span_id and content)'
+           END AS problem
+    FROM (SELECT *,
+                 row_number() OVER w AS nth, first_value(line) OVER w AS first_line,
+                 first_value(record) OVER w AS first_record
+          FROM gdev_lines
+          WINDOW w AS (PARTITION BY file_id, run_id, span_id, md5(doc::VARCHAR) ORDER BY record))
+) WHERE problem IS NOT NULL;
+
+INSERT INTO rejects (file_id, line, record, reason)
+SELECT l.file_id, l.line, l.record, p.problem
+FROM gdev_problems p JOIN gdev_lines l USING (file_id, record);
+
+-- Good lines, in trace order (timestamp, then position in the file), with what the mapping needs.
+CREATE OR REPLACE TEMP TABLE gdev_events AS
+SELECT l.*,
+       row_number() OVER (PARTITION BY file_id, run_id ORDER BY ts NULLS LAST, record) AS seq,
+       nullif(trim(doc->>'tool_name'), '') AS own_tool,
+       -- approval_decision: a rejection, or corrections however written (list, text or object)
+       list_has_any([lower(trim(doc->>'decision')), lower(trim(doc->>'status')), lower(trim(doc->>'approval_state'))],
+                    ['rejected', 'reject', 'denied', 'declined'])
+           OR coalesce(lw_falsy(doc->>'approved'), false) AS rejects,
+       CASE json_type(doc, '$.corrections')
+         WHEN 'ARRAY' THEN nullif(array_to_string(list_filter(
+                  list_transform(json_extract(doc, '$.corrections[*]'),
+                                 lambda c: CASE WHEN json_type(c) = 'VARCHAR' THEN trim(c->>'$') ELSE c::VARCHAR END),
+                  lambda c: c <> ''), '; '), '')
+         WHEN 'VARCHAR' THEN nullif(trim(doc->>'corrections'), '')
+         WHEN 'OBJECT' THEN nullif((doc->'corrections')::VARCHAR, '{}')
+       END AS corrections,
+       -- eval_case_result: field names as the spec words them, or as gdev's eval runner does
+       coalesce(doc->>'case_id', doc->>'eval_case_id') AS case_id,
+       coalesce(doc->>'expected_route', doc->>'expected_routing') AS expected_route,
+       coalesce(doc->>'actual_route', doc->>'actual_routing') AS actual_route
+FROM gdev_lines l ANTI JOIN gdev_problems p USING (file_id, record);
+
+CREATE OR REPLACE TEMP TABLE gdev_spans AS
+SELECT file_id, run_id, span_id, any_value(own_tool) AS tool, bool_or(kind = 'tool_call') AS is_tool_call
+FROM gdev_events GROUP BY ALL;
+
+CREATE OR REPLACE TEMP TABLE gdev_mapped AS
+SELECT e.*,
+       -- an error or an action inherits its parent tool span's tool, so a call after it is seen as a retry
+       coalesce(e.own_tool, CASE WHEN e.kind IN ('error', 'action_executed') THEN p.tool END) AS tool,
+       CASE e.kind
+         WHEN 'webhook_received' THEN 'user_message'
+         WHEN 'dedup_checked' THEN 'workflow_step'
+         WHEN 'input_guard' THEN 'workflow_step'
+         WHEN 'policy_decision' THEN 'workflow_step'
+         WHEN 'output_guard' THEN 'workflow_step'
+         WHEN 'approval_pending' THEN 'workflow_step'
+         WHEN 'model_tool_loop' THEN 'model_call'
+         WHEN 'tool_call' THEN 'tool_call'
+         -- the result of a logged tool call, else the only record of the call itself
+         WHEN 'action_executed' THEN
+           CASE WHEN coalesce(p.is_tool_call, false)
+                     OR EXISTS (SELECT 1 FROM gdev_events c
+                                WHERE c.file_id = e.file_id AND c.run_id = e.run_id AND c.seq < e.seq
+                                  AND c.kind = 'tool_call' AND c.own_tool = e.own_tool)
+                THEN 'tool_result' ELSE 'tool_call' END
+         WHEN 'approval_decision' THEN
+           CASE WHEN e.rejects OR e.corrections IS NOT NULL THEN 'human_correction' ELSE 'workflow_step' END
+         WHEN 'eval_case_result' THEN 'evaluation_result'
+         WHEN 'error' THEN 'error'
+         ELSE lw_canonical_type(e.event_type)
+       END AS type,
+       CASE WHEN e.kind = 'eval_case_result' THEN
+         CASE WHEN lw_failed(e.doc->>'status', NULL) OR e.expected_route <> e.actual_route THEN 'failed'
+              WHEN lw_succeeded(e.doc->>'status', NULL) OR e.expected_route = e.actual_route THEN 'passed'
+              ELSE e.doc->>'status' END
+         ELSE e.doc->>'status' END AS status_col
+FROM gdev_events e
+LEFT JOIN gdev_spans p ON p.file_id = e.file_id AND p.run_id = e.run_id AND p.span_id = e.parent_span_id;
+
+-- success: false for an error, an error_code or a failure word; true for gdev's words for a step that went
+-- through; otherwise unknown (a guard that blocked did its job, it did not fail).
+CREATE OR REPLACE TEMP TABLE gdev_final AS
+SELECT m.*,
+       CASE WHEN m.kind = 'error' OR nullif(trim(m.doc->>'error_code'), '') IS NOT NULL
+                 OR lw_failed(m.status_col, NULL) THEN false
+            WHEN lw_succeeded(m.status_col, NULL)
+                 OR lower(trim(m.status_col)) IN ('allowed', 'executed', 'approved', 'sent', 'delivered') THEN true
+       END AS success,
+       CASE m.kind
+         WHEN 'webhook_received' THEN concat_ws(', ', 'webhook received' || coalesce(' from ' || (m.doc->>'source'), ''),
+                                              'message ' || (m.doc->>'message_id'))
+         WHEN 'dedup_checked' THEN concat_ws(', ', 'dedup ' || coalesce(m.doc->>'status', 'checked'),
+                                           'cached outcome ' || (m.doc->>'cached_outcome'))
+         WHEN 'input_guard' THEN 'input guard ' || coalesce(m.doc->>'status', 'ran')
+                                 || coalesce(': ' || coalesce(m.doc->>'blocked_reason', m.doc->>'reason'), '')
+         WHEN 'model_tool_loop' THEN concat_ws(', ', 'model ' || coalesce(m.doc->>'model', '(not recorded)'),
+                                             'prompt ' || (m.doc->>'prompt_version'),
+                                             'tool turns ' || (m.doc->>'tool_turns'),
+                                             'category ' || (m.doc->>'category'))
+         WHEN 'tool_call' THEN concat_ws(' ', coalesce(m.tool, 'tool'),
+                                       '(permission ' || (m.doc->>'permission_decision') || ')',
+                                       'failed: ' || (m.doc->>'error_code'))
+         WHEN 'policy_decision' THEN concat_ws(', ', 'policy decision: risk ' || coalesce(m.doc->>'risk_level', 'unknown'),
+                                             'confidence ' || (m.doc->>'confidence'),
+                                             'risky ' || (m.doc->>'risky'),
+                                             'route ' || (m.doc->>'route'))
+                                     || coalesce(': ' || coalesce(m.doc->>'risk_reason', m.doc->>'reason'), '')
+         WHEN 'output_guard' THEN concat_ws(', ', 'output guard ' || coalesce(m.doc->>'status', 'ran'),
+                                          CASE WHEN json_type(m.doc, '$.redaction_events') = 'ARRAY'
+                                               THEN json_array_length(m.doc, '$.redaction_events') || ' redaction events' END)
+         WHEN 'approval_pending' THEN concat_ws(', ', 'approval pending' || coalesce(' ' || (m.doc->>'pending_id'), ''),
+                                              'reviewer ' || (m.doc->>'reviewer_target'),
+                                              'expires ' || coalesce(m.doc->>'expires_at', m.doc->>'expiry'))
+         -- the corrections are the evidence of a human correction; the reviewer stays in extra
+         WHEN 'approval_decision' THEN
+           CASE WHEN m.rejects THEN 'approval rejected' || coalesce(': ' || m.corrections, ' (no corrections recorded)')
+                WHEN m.corrections IS NOT NULL THEN 'approved with corrections: ' || m.corrections
+                ELSE 'approval ' || coalesce(m.doc->>'decision', m.doc->>'status', 'decided')
+                     || coalesce(' by ' || (m.doc->>'reviewer'), '') END
+         WHEN 'action_executed' THEN coalesce(m.tool, 'action')
+                                     || CASE WHEN nullif(trim(m.doc->>'error_code'), '') IS NOT NULL OR lw_failed(m.status_col, NULL)
+                                             THEN ' failed' || coalesce(': ' || (m.doc->>'error_code'), '')
+                                             ELSE ' executed' || coalesce(' -> ' || (m.doc->>'observation_ref'), '') END
+         WHEN 'eval_case_result' THEN 'eval case ' || coalesce(m.case_id, '(no case id)')
+                                      || ': expected route ' || coalesce(m.expected_route, '(none)')
+                                      || ', actual route ' || coalesce(m.actual_route, '(none)')
+                                      || coalesce(' (' || m.status_col || ')', '')
+                                      || coalesce('; threshold impact ' || (m.doc->>'threshold_impact'), '')
+         WHEN 'error' THEN coalesce(m.doc->>'error_code', 'error') || coalesce(' in ' || (m.doc->>'component'), '')
+                           || coalesce('; fallback route ' || nullif(trim(m.doc->>'fallback_route'), ''), '; no fallback route')
+         ELSE concat_ws(' ', m.event_type, m.doc->>'status')
+       END AS content
+FROM gdev_mapped m;
+
+-- One trace per run_id, starting at its first line; outcome from how the run ended (see docs).
+WITH ends AS (
+    -- an error with no fallback route that nothing after it got past
+    SELECT f.*, f.kind = 'error' AND nullif(trim(f.doc->>'fallback_route'), '') IS NULL
+                AND NOT EXISTS (SELECT 1 FROM gdev_final later
+                                WHERE later.file_id = f.file_id AND later.run_id = f.run_id
+                                  AND later.seq > f.seq AND later.success) AS dead_end
+    FROM gdev_final f
+)
+INSERT INTO traces (trace_id, format, source, task, outcome, tenant, file, line, started_at, ended_at,
+                    metadata, extra, file_id, record)
+SELECT run_id, 'gdev',
+       CASE WHEN bool_or(kind = 'eval_case_result') THEN 'gdev-agent/eval' ELSE 'gdev-agent' END,
+       coalesce(arg_max(expected_route, seq) FILTER (WHERE kind = 'eval_case_result' AND expected_route IS NOT NULL),
+                arg_max(doc->>'route', seq) FILTER (WHERE kind <> 'eval_case_result' AND nullif(trim(doc->>'route'), '') IS NOT NULL),
+                arg_max(doc->>'category', seq) FILTER (WHERE nullif(trim(doc->>'category'), '') IS NOT NULL),
+                'support triage'),
+       CASE WHEN bool_or(type = 'human_correction') THEN 'corrected_by_human'
+            WHEN bool_or(dead_end) THEN 'failed'
+            WHEN bool_or(kind = 'approval_pending') AND NOT bool_or(kind = 'approval_decision') THEN 'pending'
+            ELSE 'success' END,
+       arg_min(doc->>'tenant_id_hash', seq) FILTER (WHERE nullif(trim(doc->>'tenant_id_hash'), '') IS NOT NULL),
+       arg_min(file, record), arg_min(line, record), min(ts), max(ts),
+       NULL, NULL, file_id, min(record)
+FROM ends
+GROUP BY file_id, run_id;
+
+-- extra: the line minus what has a column; status stays when the column holds a derived verdict, and a
+-- timestamp that did not parse stays too.
+INSERT INTO events (trace_id, seq, event_id, type, raw_type, content, status, success, tool_name, ts,
+                    parent_id, metadata, extra, file_id, record)
+SELECT run_id, seq, span_id, type, event_type, content, status_col, success, tool, ts, parent_span_id,
+       CASE WHEN json_type(doc, '$.metadata') = 'OBJECT' THEN doc->'metadata' END,
+       nullif(json_merge_patch(doc, json_object(
+           'run_id', NULL, 'span_id', NULL, 'parent_span_id', NULL, 'event_type', NULL, 'tool_name', NULL,
+           'status', CASE WHEN kind = 'eval_case_result' THEN doc->'status' END,
+           'timestamp', CASE WHEN ts IS NULL THEN doc->'timestamp' END,
+           'metadata', CASE WHEN json_type(doc, '$.metadata') <> 'OBJECT' THEN doc->'metadata' END))::VARCHAR,
+           '{}')::JSON,
+       file_id, record
+FROM gdev_final;
+
+DROP TABLE gdev_lines;
+DROP TABLE gdev_problems;
+DROP TABLE gdev_events;
+DROP TABLE gdev_spans;
+DROP TABLE gdev_mapped;
+DROP TABLE gdev_final;

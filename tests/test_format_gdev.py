@@ -1,0 +1,207 @@
+"""gdev-agent-trace-v1 (`gdev`): our own fixture traces, and traces built from gdev-agent's harness regression set.
+
+The harness set (../shared/samples/gdev-agent) is not traces: each eval case lists the events its route must
+emit. The last tests build one synthetic trace per case from that list and check it loads cleanly.
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, SHARED, rows, stage, write_traces
+
+FIXTURES = REPO / "tests" / "fixtures" / "formats" / "gdev"
+HARNESS = SHARED / "samples" / "gdev-agent" / "harness_regression.jsonl"
+
+
+@pytest.fixture(scope="module")
+def con():
+    return stage([FIXTURES])
+
+
+def test_every_record_is_loaded_or_rejected(con):
+    assert {r["format"] for r in rows(con, "SELECT DISTINCT format FROM traces")} == {"gdev"}
+    unaccounted = rows(con, """SELECT file_id, record FROM records
+                               ANTI JOIN record_traces USING (file_id, record)
+                               ANTI JOIN rejects USING (file_id, record)""")
+    assert unaccounted == []
+    rejects = rows(con, """SELECT f.path, j.line, j.reason FROM rejects j JOIN files f USING (file_id)
+                           ORDER BY j.line""")
+    assert [(Path(r["path"]).name, r["line"], r["reason"]) for r in rejects] == [
+        ("bad_lines.jsonl", 2, "missing required field 'span_id'"),
+        ("bad_lines.jsonl", 4, "field 'event_type' must be a string"),
+        ("bad_lines.jsonl", 5, "invalid JSON (unexpected end of input)"),
+        ("bad_lines.jsonl", 6, "duplicate of the event at line 1 (same run_id, span_id and content)"),
+    ]
+    assert rows(con, "SELECT * FROM quarantine") == []
+
+
+def test_traces(con):
+    found = {r["trace_id"]: (r["source"], r["task"], r["outcome"])
+             for r in rows(con, "SELECT trace_id, source, task, outcome FROM traces")}
+    assert found == {
+        "req_auto_01": ("gdev-agent", "auto_execute", "success"),
+        "req_review_01": ("gdev-agent", "human_review", "corrected_by_human"),
+        "req_review_02": ("gdev-agent", "human_review", "success"),
+        "req_review_03": ("gdev-agent", "human_review", "corrected_by_human"),
+        "eval_gdpr_01": ("gdev-agent/eval", "human_review", "success"),
+        "eval_faq_02": ("gdev-agent/eval", "auto_execute", "success"),
+        "req_retry_01": ("gdev-agent", "auto_execute", "success"),
+        "req_retry_02": ("gdev-agent", "auto_execute", "success"),
+        "req_dead_01": ("gdev-agent", "auto_execute", "failed"),
+        "req_gap_01": ("gdev-agent/eval", "human_review", "success"),
+        "req_bad_01": ("gdev-agent", "support triage", "success"),
+    }
+    span = rows(con, "SELECT started_at, ended_at FROM traces WHERE trace_id = 'req_review_01'")[0]
+    assert (str(span["started_at"]), str(span["ended_at"])) == ("2026-07-03 09:00:00", "2026-07-03 09:41:30")
+
+
+def test_tenant_comes_from_the_tenant_hash(con):
+    tenant = {r["trace_id"]: r["tenant"] for r in rows(con, "SELECT trace_id, tenant FROM traces")}
+    assert tenant["req_gap_01"] is None
+    assert tenant["req_auto_01"] == tenant["req_retry_01"] == tenant["req_retry_02"] is not None
+    assert tenant["req_review_01"] == tenant["req_review_02"] != tenant["req_auto_01"]
+    assert not any(t and t.startswith("tnt_h_") for t in tenant.values()), "the screen re-hashes tenant ids"
+
+
+def test_event_types_order_and_content(con):
+    auto = rows(con, "SELECT raw_type, type, tool_name FROM events WHERE trace_id = 'req_auto_01' ORDER BY seq")
+    # the dedup line comes after the input guard in the file but happened before it (+02:00 offset)
+    assert [(r["raw_type"], r["type"], r["tool_name"]) for r in auto] == [
+        ("webhook_received", "user_message", None),
+        ("dedup_checked", "workflow_step", None),
+        ("input_guard", "workflow_step", None),
+        ("model_tool_loop", "model_call", None),
+        ("policy_decision", "workflow_step", None),
+        ("output_guard", "workflow_step", None),
+        ("tool_call", "tool_call", "faq_lookup"),
+        ("action_executed", "tool_call", "create_ticket_and_reply"),
+    ]
+    typed = {(r["trace_id"], r["event_id"]): r for r in rows(
+        con, "SELECT trace_id, event_id, type, status, success, tool_name, parent_id, content FROM events")}
+    rejected = typed["req_review_01", "sp-08"]
+    assert (rejected["type"], rejected["parent_id"]) == ("human_correction", "sp-07")
+    assert rejected["content"].startswith("approval rejected: Duplicate-charge refunds go to the billing queue")
+    assert typed["req_review_02", "sp-08"]["type"] == "workflow_step"  # approved, no corrections
+    assert typed["req_review_03", "sp-08"]["content"].startswith("approved with corrections: Set urgency")
+    mismatch = typed["eval_gdpr_01", "sp-08"]
+    assert (mismatch["type"], mismatch["status"], mismatch["success"]) == ("evaluation_result", "failed", False)
+    assert typed["eval_faq_02", "sp-08"]["status"] == "passed"
+    # an error under a tool span carries that tool; an action after a logged call of its tool is its result
+    assert (typed["req_retry_01", "sp-08"]["type"], typed["req_retry_01", "sp-08"]["tool_name"]) == (
+        "error", "create_ticket_and_reply")
+    assert typed["req_retry_01", "sp-10"]["type"] == "tool_result"
+    assert typed["req_retry_02", "sp-07"]["content"] == "send_reply failed: messenger_503"
+
+
+def test_extra_keeps_what_has_no_column(con):
+    extra = {(r["trace_id"], r["event_id"]): json.loads(r["extra"]) for r in rows(
+        con, "SELECT trace_id, event_id, extra FROM events")}
+    policy = extra["req_auto_01", "sp-05"]
+    assert policy["route"] == "auto_execute" and policy["risk_level"] == "low"
+    assert not {"run_id", "span_id", "parent_span_id", "event_type", "timestamp", "status"} & policy.keys()
+    assert extra["req_review_01", "sp-08"]["reviewer"] == "reviewer_ops_a"
+    # the status column of an eval holds the verdict; the status as written stays in extra
+    assert extra["eval_gdpr_01", "sp-08"]["status"] == "completed"
+
+
+def test_detections(con):
+    found = {(r["detector"], r["trace_id"], r["event_id"])
+             for r in rows(con, "SELECT detector, trace_id, event_id FROM detections")}
+    assert found == {
+        ("human_correction", "req_review_01", "sp-08"),
+        ("human_correction", "req_review_03", "sp-08"),
+        ("failed_evaluation", "eval_gdpr_01", "sp-08"),
+        ("failed_evaluation", "req_gap_01", "sp-06"),
+        ("retry", "req_retry_01", "sp-08"),
+        ("retry", "req_retry_02", "sp-07"),
+        ("unrecovered_error", "req_dead_01", "sp-08"),
+        ("incomplete_trace", "req_gap_01", "sp-03"),
+        ("incomplete_trace", "req_gap_01", "sp-04"),
+        ("incomplete_trace", "req_gap_01", "sp-05"),
+        ("incomplete_trace", "req_gap_01", "sp-06"),
+    }
+    evidence = {(r["detector"], r["trace_id"]): r for r in rows(
+        con, "SELECT detector, trace_id, evidence, severity FROM detections")}
+    silent = evidence["failed_evaluation", "eval_gdpr_01"]
+    assert silent["severity"] == "critical"
+    assert "harness-policy-gdpr-007: expected route human_review, actual route auto_execute" in silent["evidence"]
+    assert evidence["retry", "req_retry_01"]["evidence"].startswith(
+        "tool create_ticket_and_reply failed and was called again: ticketing_timeout")
+    gate = sorted(r["evidence"].split(":")[0] for r in rows(
+        con, "SELECT evidence FROM detections WHERE detector = 'incomplete_trace'"))
+    # the write and tenant rules both point at the action: five rules, four events
+    assert len(gate) == 5
+    assert gate == ["eval failure", "human review", "model/tool event", "tenant-sensitive route", "write path"]
+
+
+# Minimum fields per event type, as the spec's table lists them, on top of the stable fields.
+def _minimum(event_type: str, case: dict) -> dict:
+    route = case["expected_route"]
+    return {
+        "webhook_received": {"source": "harness"},
+        "dedup_checked": {"status": "miss"},
+        "input_guard": ({"status": "blocked", "blocked_reason": case["expected_guard_behavior"]}
+                        if route == "input_rejected" else {"status": "allowed"}),
+        "model_tool_loop": {"model": "demo-model", "prompt_version": "triage-v1", "tool_turns": 1},
+        "tool_call": {"tool_name": "faq_lookup", "permission_decision": "allowed", "tool_input_ref": "ref:in-1"},
+        # route: the decision the eval case checks, so the trace's task can name it
+        "policy_decision": {"risk_level": case["risk_expectation"], "confidence": 0.5,
+                            "risky": route != "auto_execute", "risk_reason": case["expected_guard_behavior"],
+                            "route": route, "approval_state": "pending" if route == "human_review" else "not_required"},
+        "output_guard": {"status": "block" if route == "output_guarded" else "allow", "redaction_events": []},
+        "approval_pending": {"pending_id": "pend-1", "expires_at": "2026-08-02T00:00:00Z",
+                             "reviewer_target": "support_agent", "approval_state": "pending"},
+        "approval_decision": {"status": "approved", "reviewer": "reviewer-1", "corrections": []},
+        "action_executed": {"tool_name": "create_ticket_and_reply", "observation_ref": "audit:1"},
+        "eval_case_result": {"case_id": case["id"], "expected_route": route, "actual_route": route,
+                             "threshold_impact": "none"},
+        "error": {"error_code": case["expected_guard_behavior"], "fallback_route": route},
+    }[event_type]
+
+
+def _synthetic_trace(case: dict) -> list[dict]:
+    events = []
+    for n, event_type in enumerate(case["expected_trace_events"], start=1):
+        event = {"schema_version": "gdev-agent-trace-v1", "run_id": f"run-{case['id']}", "span_id": f"span-{n}",
+                 "parent_span_id": None if n == 1 else "span-1", "timestamp": f"2026-08-01T12:00:{n:02d}Z",
+                 "tenant_id_hash": "tenant-hash-1", "message_id": f"msg-{case['id']}", "event_type": event_type,
+                 "component": "app.agent", "cost_usd": 0.0, "latency_ms": 1.0}
+        event.update(_minimum(event_type, case))
+        events.append(event)
+    return events
+
+
+def _harness_cases() -> list[dict]:
+    return [json.loads(line) for line in HARNESS.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+@pytest.mark.skipif(not HARNESS.is_file(), reason="shared gdev-agent samples not present")
+def test_harness_regression_routes_load(tmp_path):
+    cases = _harness_cases()
+    path = write_traces(tmp_path, "harness_traces.jsonl", [e for c in cases for e in _synthetic_trace(c)])
+    con = stage([path])
+    assert rows(con, "SELECT * FROM rejects") == []
+    traces = {r["trace_id"]: r for r in rows(con, "SELECT trace_id, format, task, outcome FROM traces")}
+    assert len(traces) == len(cases)
+    for case in cases:
+        trace = traces[f"run-{case['id']}"]
+        events = rows(con, "SELECT raw_type, type FROM events WHERE trace_id = ? ORDER BY seq", [trace["trace_id"]])
+        assert [e["raw_type"] for e in events] == case["expected_trace_events"], case["id"]
+        assert "unknown" not in {e["type"] for e in events}
+        assert trace["format"] == "gdev"
+        has_policy = "policy_decision" in case["expected_trace_events"]
+        assert trace["task"] == (case["expected_route"] if has_policy else "support triage"), case["id"]
+        pending = "approval_pending" in case["expected_trace_events"]
+        assert trace["outcome"] == ("pending" if pending else "success"), case["id"]
+    found = {(r["detector"], r["trace_id"]) for r in rows(con, "SELECT detector, trace_id FROM detections")}
+    # the only finding: the tenant-boundary error ends its trace, and no detector reads its fallback route
+    assert found == {("unrecovered_error", "run-harness-tenant-boundary-001")}
+
+
+@pytest.mark.skipif(not HARNESS.is_file(), reason="shared gdev-agent samples not present")
+def test_harness_file_itself_is_not_read_as_traces():
+    con = stage([HARNESS])
+    assert rows(con, "SELECT * FROM traces") == []
+    assert "gdev" not in {r["format"] for r in rows(con, "SELECT format FROM file_formats")}
