@@ -1,0 +1,243 @@
+"""The WebSocket stream-event adapter (sql/adapters/stream.sql) on our own fixtures and on the real samples.
+
+Fixtures in tests/fixtures/formats/stream/: the same run with a failed and retried tool in the documented
+shape and in the wire shape, a failed DAG run whose public events are redacted, a successful ReAct run as one
+JSON array, a tool start whose failure never reached the stream (plus parallel calls that are not a retry),
+and a file with bad records and a replayed event.
+"""
+
+import pytest
+
+from conftest import REPO, SHARED, rows, stage
+from lessonweaver import read
+from lessonweaver.adapters import load_adapters
+from lessonweaver.batch import connect_staging
+from lessonweaver.config import Settings
+from lessonweaver.discover import discover
+
+FIXTURES = REPO / "tests" / "fixtures" / "formats" / "stream"
+SAMPLES = SHARED / "samples" / "stream"
+CANONICAL = "type, tool_name, status, success, content, ts, extra"
+SHEET_RETRIED = "tool open_sheet failed and was called again"
+
+
+@pytest.fixture(scope="module")
+def con():
+    return stage([FIXTURES])
+
+
+def events_of(con, trace_id: str) -> list[dict]:
+    return rows(con, "SELECT * FROM events WHERE trace_id = ? ORDER BY seq", [trace_id])
+
+
+def test_traces(con):
+    found = rows(con, "SELECT trace_id, format, source, task, outcome, file, line FROM traces ORDER BY trace_id")
+    assert [(t["trace_id"], t["source"], t["task"], t["outcome"]) for t in found] == [
+        ("fx-bad", "stream/react", "Draft the onboarding checklist", "incomplete"),
+        ("fx-dag-fail", "stream/dag", "Post the March invoices to the ledger", "failed"),
+        ("fx-doc-retry", "stream/react", "Summarise the regional sales sheet", "success"),
+        ("fx-parallel", "stream", "Search both archives for the contract", "success"),
+        ("fx-react-ok", "stream/react", "What is the EUR to CHF rate today?", "success"),
+        ("fx-unanswered", "stream/react", "Read my notes and list the open items", "success"),
+        ("fx-wire-retry", "stream/react", "Summarise the regional sales sheet", "success"),
+    ]
+    assert {t["format"] for t in found} == {"stream"}
+    by_id = {t["trace_id"]: t for t in found}
+    # a trace starts at its first record; an element of a JSON array has no line
+    assert by_id["fx-parallel"]["line"] == 8
+    assert by_id["fx-react-ok"]["file"].endswith("react_success.json") and by_id["fx-react-ok"]["line"] is None
+
+
+def test_bad_records_are_rejected_with_their_reason(con):
+    found = rows(con, "SELECT f.path, r.line, r.reason FROM rejects r JOIN files f USING (file_id) ORDER BY r.line")
+    assert {r["path"].rsplit("/", 1)[-1] for r in found} == {"bad_records.jsonl"}
+    assert [(r["line"], r["reason"]) for r in found] == [
+        (2, "missing required field 'task_id'"),
+        (4, "field 'data' must be an object"),
+        (5, "field 'timestamp' must be Unix seconds"),
+        (6, "missing required field 'event_type'"),
+        (7, "field 'task_id' must be a string"),
+        (10, f"duplicate of event b-01 of trace_id fx-bad (first at {FIXTURES / 'bad_records.jsonl'} line 1)"),
+    ]
+    # every record is an event or a reject, and nothing of a rejected record is kept
+    assert rows(con, "SELECT count(*) AS n FROM records")[0]["n"] == (
+        rows(con, "SELECT count(*) AS n FROM events")[0]["n"] + len(found))
+    assert "not an object" not in str(rows(con, "SELECT * FROM events"))
+
+
+def test_event_without_id_or_timestamp_keeps_its_place(con):
+    found = events_of(con, "fx-bad")
+    assert [(e["event_id"], e["type"], e["raw_type"]) for e in found] == [
+        ("b-01", "user_message", "user_message"),
+        ("b-03", "workflow_step", "react_task_start"),
+        ("record-8", "unknown", "visualization_update"),
+        ("b-09", "model_call", "llm_call_start"),
+    ]
+    assert found[2]["ts"] is None
+
+
+def test_documented_run_in_order(con):
+    found = events_of(con, "fx-doc-retry")
+    # d-07 is written before d-06; the timestamps put it back
+    assert [e["event_id"] for e in found] == [f"d-{n:02d}" for n in range(1, 14)]
+    assert [e["type"] for e in found] == [
+        "user_message", "workflow_step", "model_call", "model_call", "tool_call", "tool_result", "model_call",
+        "model_call", "tool_call", "tool_result", "final_answer", "assistant_message", "final_answer"]
+    assert [e["tool_name"] for e in found if e["tool_name"]] == ["open_sheet"] * 4
+    failed = found[5]
+    assert (failed["raw_type"], failed["status"], failed["success"], failed["content"]) == (
+        "action_error_tool", "failed", False, "sheet is locked by another editor")
+    assert failed["parent_id"] == "d-05"
+    assert str(failed["ts"]) == "2026-01-01 10:00:00.600000"
+    assert '"error_type":"agent_tool_error"' in failed["extra"]
+    assert '"step_id":"react_fx1"' in failed["metadata"]
+    assert found[0]["content"].startswith("Summarise the regional sales sheet\n")
+    assert found[10]["content"] == found[12]["content"] == "March sales: 1.2M across 4 regions."
+
+
+def test_wire_and_documented_shapes_give_the_same_events(con):
+    query = f"SELECT {CANONICAL} FROM events WHERE trace_id = ? ORDER BY seq"
+    wire = rows(con, query, ["fx-wire-retry"])
+    assert wire == rows(con, query, ["fx-doc-retry"])
+    raw_types = [e["raw_type"] for e in events_of(con, "fx-wire-retry")]
+    assert raw_types[4:6] == ["tool_execution_start", "tool_execution_failed"]
+
+
+def test_failed_dag_with_redacted_events(con):
+    found = events_of(con, "fx-dag-fail")
+    assert [(e["type"], e["content"]) for e in found] == [
+        ("workflow_step", "dag_plan task start"),
+        ("workflow_step", "dag_plan task end"),
+        ("workflow_step", "dag task start"),
+        ("workflow_step", "Fetch invoices"),
+        ("tool_call", "invoice_api"),
+        ("tool_result", '{"count":12}'),
+        ("workflow_step", "Fetch invoices"),
+        ("workflow_step", "Post to ledger"),
+        ("error", "Task execution failed."),
+        ("workflow_step", "dag task end: failed"),
+    ]
+    # the tool name comes from data.name when there is no data.tool_name
+    assert [e["tool_name"] for e in found if e["tool_name"]] == ["invoice_api", "invoice_api"]
+    error, end = found[8], found[9]
+    assert (error["raw_type"], error["status"], error["success"]) == ("trace_error", "failed", False)
+    assert (end["raw_type"], end["status"], end["success"]) == ("dag_execute_end", "failed", False)
+
+
+def test_json_array_run_keeps_unknown_types(con):
+    found = events_of(con, "fx-react-ok")
+    assert [(e["type"], e["raw_type"]) for e in found if e["type"] == "unknown"] == [
+        ("unknown", "action_start_compact"), ("unknown", "system_update_visualization")]
+    assert [e["type"] for e in found if e["type"] != "unknown"] == [
+        "user_message", "workflow_step", "model_call", "model_call", "tool_call", "tool_result", "model_call",
+        "model_call", "final_answer", "assistant_message", "final_answer"]
+
+
+def test_unanswered_tool_start(con):
+    unanswered = events_of(con, "fx-unanswered")
+    assert [(e["event_id"], e["status"], e["success"]) for e in unanswered if e["type"] == "tool_call"] == [
+        ("u-02", "no_result", False), ("u-05", None, None)]
+    parallel = events_of(con, "fx-parallel")
+    assert [(e["status"], e["success"]) for e in parallel if e["type"] == "tool_call"] == [(None, None)] * 2
+
+
+def test_millisecond_timestamps_are_read_as_such(con):
+    last = events_of(con, "fx-parallel")[-1]
+    assert (last["event_id"], str(last["ts"])) == ("p-06", "2026-01-01 10:00:00.600000")
+
+
+def test_detections(con):
+    found = rows(con, "SELECT detector, trace_id, event_id, evidence FROM detections ORDER BY trace_id, detector")
+    assert [(d["detector"], d["trace_id"], d["event_id"], d["evidence"]) for d in found] == [
+        ("unrecovered_error", "fx-dag-fail", "g-09", "error: Task execution failed. | step before: Post to ledger"),
+        ("retry", "fx-doc-retry", "d-06", f"{SHEET_RETRIED}: sheet is locked by another editor"),
+        ("retry", "fx-unanswered", "u-02", "tool read_notes failed and was called again"),
+        ("retry", "fx-wire-retry", "w-06", f"{SHEET_RETRIED}: sheet is locked by another editor"),
+    ]
+
+
+def test_match_claims_stream_records_only():
+    """Every stream record but the one without an event_type is claimed; no record of another format is."""
+    match = next(a.match for a in load_adapters() if a.format == "stream")
+    samples = SHARED / "samples"
+    folders = sorted(p for p in samples.iterdir() if p.is_dir()) if samples.is_dir() else []
+    con = connect_staging(Settings())
+    read.read_files(con, discover([str(p) for p in [FIXTURES, *folders]]))
+    found = rows(con, f"""SELECT fl.path, count(*) FILTER (WHERE {match}) AS matched, count(*) AS n
+                          FROM records JOIN files fl USING (file_id) GROUP BY fl.path""")
+    for f in found:
+        if "/stream/" not in f["path"]:
+            assert f["matched"] == 0, f["path"]
+        else:
+            assert f["n"] - f["matched"] == (1 if f["path"].endswith("bad_records.jsonl") else 0), f["path"]
+
+
+# The real samples: six runs recorded by xagent's end-to-end tests, each in both shapes.
+SAMPLE_TRACES = {
+    "task_react_file_tools": 15,
+    "task_sdk_two_runs_run1": 7,
+    "task_sdk_two_runs_run2": 7,
+    "task_websocket_stream": 7,
+    "task_workforce_child_run1_tool_failed_then_more_tools": 18,
+    "task_workforce_child_run2_waiting_for_user_then_resume": 12,
+}
+WORKFORCE = "task_workforce_child_run1_tool_failed_then_more_tools"
+
+needs_samples = pytest.mark.skipif(not SAMPLES.is_dir(), reason="shared samples not present")
+
+
+@pytest.fixture(scope="module")
+def shapes():
+    return {shape: stage(sorted(SAMPLES.glob(f"*.{shape}.jsonl"))) for shape in ("wire", "documented")}
+
+
+@needs_samples
+@pytest.mark.parametrize("shape", ["wire", "documented"])
+def test_samples_load(shapes, shape):
+    con = shapes[shape]
+    assert rows(con, "SELECT * FROM rejects") == []
+    assert {r["format"] for r in rows(con, "SELECT format FROM file_formats")} == {"stream"}
+    found = rows(con, "SELECT trace_id, source, task, outcome FROM traces ORDER BY trace_id")
+    assert [t["trace_id"] for t in found] == sorted(SAMPLE_TRACES)
+    assert {(t["source"], t["outcome"]) for t in found} == {("stream/react", "success")}
+    assert {t["trace_id"]: t["task"] for t in found if t["task"] != "shared first"} == {
+        "task_react_file_tools": "e2e:files", WORKFORCE: "e2e:files"}
+    counts = rows(con, "SELECT trace_id, count(*) AS n FROM events GROUP BY trace_id")
+    assert {c["trace_id"]: c["n"] for c in counts} == SAMPLE_TRACES
+    assert rows(con, "SELECT count(*) AS n FROM events WHERE type = 'unknown'")[0]["n"] == 0
+
+
+@needs_samples
+def test_sample_shapes_give_the_same_events(shapes):
+    query = f"SELECT trace_id, seq, event_id, parent_id, {CANONICAL} FROM events ORDER BY trace_id, seq"
+    wire, documented = (rows(shapes[s], query) for s in ("wire", "documented"))
+    assert wire == documented
+    workforce = [(e["type"], e["tool_name"]) for e in wire if e["trace_id"] == WORKFORCE]
+    assert workforce == [
+        ("user_message", None), ("workflow_step", None), ("model_call", None), ("model_call", None),
+        ("tool_call", "read_file"), ("model_call", None), ("model_call", None),
+        ("tool_call", "read_file"), ("tool_result", "read_file"), ("model_call", None), ("model_call", None),
+        ("tool_call", "read_file"), ("tool_result", "write_file"), ("model_call", None), ("model_call", None),
+        ("final_answer", None), ("assistant_message", None), ("final_answer", None)]
+
+
+@needs_samples
+@pytest.mark.parametrize("shape", ["wire", "documented"])
+def test_sample_tool_failure_is_a_retry(shapes, shape):
+    # The failure event itself was not recorded: read_file starts (ev012), gets no result, and the model
+    # calls read_file again (ev022). The unanswered start is marked failed, so the retry detector fires.
+    found = rows(shapes[shape], "SELECT detector, trace_id, event_id, evidence FROM detections")
+    assert found == [{"detector": "retry", "trace_id": WORKFORCE, "event_id": f"{WORKFORCE[5:]}-ev012",
+                      "evidence": "tool read_file failed and was called again"}]
+
+
+@needs_samples
+def test_samples_both_shapes_in_one_batch():
+    # The same runs delivered twice: each event is kept once, later copies are rejected as duplicates.
+    con = stage([SAMPLES])
+    assert len(rows(con, "SELECT * FROM traces")) == len(SAMPLE_TRACES)
+    assert rows(con, "SELECT count(*) AS n FROM events")[0]["n"] == sum(SAMPLE_TRACES.values())
+    reasons = rows(con, "SELECT reason FROM rejects")
+    assert len(reasons) == sum(SAMPLE_TRACES.values())
+    assert all(r["reason"].startswith("duplicate of event ") for r in reasons)
+    assert [d["detector"] for d in rows(con, "SELECT detector FROM detections")] == ["retry"]
