@@ -27,6 +27,9 @@ CREATE OR REPLACE TABLE events (
     extra JSON, file_id BIGINT, record BIGINT
 );
 CREATE OR REPLACE TABLE file_formats (file_id BIGINT, format VARCHAR);
+-- A record that only repeats an event already delivered (a replay, the same run in another file) is
+-- linked to its trace here instead of being rejected: it counts as loaded, with its trace.
+CREATE OR REPLACE TABLE record_links (file_id BIGINT, record BIGINT, trace_id VARCHAR);
 """
 
 
@@ -118,6 +121,7 @@ def _settle_duplicates(con: duckdb.DuckDBPyConnection) -> None:
         SELECT DISTINCT file_id, record, trace_id FROM (
             SELECT file_id, record, trace_id FROM traces
             UNION ALL SELECT file_id, record, trace_id FROM events
+            UNION ALL SELECT file_id, record, trace_id FROM record_links
         );
 
         CREATE OR REPLACE TEMP TABLE later_copies AS
