@@ -46,7 +46,7 @@ def stage_batch_task(files: list[discover.InputFile], settings: Settings, folder
 
 RUN_COLUMNS = ("run_id", "started_at", "finished_at", "status", "inputs", "files_seen", "files_read",
                "files_skipped", "records", "records_loaded", "records_quarantined", "records_rejected",
-               "traces_loaded", "traces_duplicate", "traces_quarantined", "events_loaded", "unknown_event_types",
+               "traces_loaded", "traces_duplicate", "traces_conflicting", "traces_quarantined", "events_loaded", "unknown_event_types",
                "detections", "lessons_new", "lessons_total")
 
 

@@ -19,7 +19,11 @@ from lessonweaver.resources import sql_path
 # The Parquet files a batch leaves behind, and the query that writes each.
 OUTPUTS = {
     "traces": """SELECT trace_id, format, source, task, outcome, tenant, file, line, started_at, ended_at,
-                        metadata, extra FROM traces""",
+                        metadata, extra, h.content_hash
+                 FROM traces JOIN trace_hashes h USING (trace_id)""",
+    "trace_records": """SELECT rt.trace_id, f.path AS file, r.line, r.record
+                        FROM record_traces rt JOIN records r USING (file_id, record) JOIN files f USING (file_id)
+                        WHERE rt.trace_id IN (SELECT trace_id FROM traces)""",
     "events": """SELECT trace_id, seq, event_id, type, raw_type, content, status, success, tool_name, ts,
                         parent_id, metadata, extra FROM events""",
     "detections": """SELECT detector, trace_id, event_id, seq, severity, evidence, problem, lesson, lesson_id
@@ -97,6 +101,17 @@ def run_batch(files: list[InputFile], settings: Settings, folder: str,
         privacy.screen(con, settings.pii, settings.tenant_salt)
         errors = detectors.detect(con, detectors.load_detectors(settings.detector_dirs))
         _account(con)
+        # A trace's content, as it will be stored: the same trace delivered again hashes the same.
+        con.execute(
+            """
+            CREATE OR REPLACE TABLE trace_hashes AS
+            SELECT rt.trace_id,
+                   md5(array_to_string(list_sort(list_distinct(list(md5(CAST(r.doc AS VARCHAR))))), ',')) AS content_hash
+            FROM record_traces rt JOIN records r USING (file_id, record)
+            WHERE rt.trace_id IN (SELECT trace_id FROM traces)
+            GROUP BY rt.trace_id
+            """
+        )
         for name, query in OUTPUTS.items():
             target = (Path(folder) / f"{name}.parquet").as_posix().replace("'", "''")
             con.execute(f"COPY ({query}) TO '{target}' (FORMAT parquet)")

@@ -23,8 +23,8 @@ def _summary(run: dict) -> str:
         f"files:      {run['files_seen']} found, {run['files_read']} read, {run['files_skipped']} unchanged (skipped)",
         f"records:    {run['records']} = {run['records_loaded']} loaded + {run['records_quarantined']} quarantined"
         f" + {run['records_rejected']} rejected",
-        f"traces:     {run['traces_loaded']} loaded, {run['traces_duplicate']} already in the database,"
-        f" {run['traces_quarantined']} quarantined",
+        f"traces:     {run['traces_loaded']} loaded, {run['traces_duplicate']} delivered again (kept once),"
+        f" {run['traces_conflicting']} conflicting (rejected), {run['traces_quarantined']} quarantined",
         f"events:     {run['events_loaded']} loaded ({run['unknown_event_types']} of unknown type, kept)",
     ]
     for reason, n in run["quarantine_reasons"].items():

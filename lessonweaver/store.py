@@ -74,6 +74,7 @@ class LoadCounts:
     records_unaccounted: int = 0
     traces_loaded: int = 0
     traces_duplicate: int = 0
+    traces_conflicting: int = 0
     traces_quarantined: int = 0
     events_loaded: int = 0
     unknown_event_types: int = 0
@@ -86,96 +87,179 @@ def _parquet(folders: list[str], name: str) -> str:
 
 
 def load(con: duckdb.DuckDBPyConnection, folders: list[str], run_id: str) -> LoadCounts:
-    """Load batch outputs in one transaction: new traces only, their events and detections, the accounts."""
+    """Load batch outputs in one transaction.
+
+    A file read again with new content replaces what came from it before. Each staged trace is new
+    (stored), a re-delivery of a stored trace with the same content (not stored again, its records count
+    as loaded), a conflicting duplicate (same trace_id, other content: its records are rejected), or held
+    back because its trace_id is quarantined (its records count as quarantined). Per-file accounts are
+    corrected accordingly, so records = loaded + quarantined + rejected still holds for every file.
+    """
     counts = LoadCounts()
     if not folders:
         return counts
     con.execute("BEGIN TRANSACTION")
     try:
-        con.execute(
-            f"""
-            CREATE OR REPLACE TEMP TABLE new_traces AS
-            SELECT * FROM {_parquet(folders, 'traces')} t
-            WHERE NOT EXISTS (SELECT 1 FROM traces x WHERE x.trace_id = t.trace_id)
-              -- a trace id held back for privacy stays held back, whatever copy of it comes later
-              AND NOT EXISTS (SELECT 1 FROM quarantine q WHERE q.trace_id = t.trace_id)
-              AND NOT EXISTS (SELECT 1 FROM {_parquet(folders, 'quarantine')} q WHERE q.trace_id = t.trace_id)
-            QUALIFY row_number() OVER (PARTITION BY trace_id ORDER BY batch, file, line) = 1
-            """
-        )
-        counts.traces_duplicate = con.execute(
-            f"SELECT count(*) - (SELECT count(*) FROM new_traces) FROM {_parquet(folders, 'traces')}"
-        ).fetchone()[0]
-        con.execute(
-            """
-            INSERT INTO traces
-            SELECT trace_id, format, source, task, outcome, tenant, file, line, started_at, ended_at,
-                   metadata, extra, ?, now()::TIMESTAMP
-            FROM new_traces
-            """,
-            [run_id],
-        )
-        con.execute(
-            f"""
-            INSERT INTO events
-            SELECT e.trace_id, e.seq, e.event_id, e.type, e.raw_type, e.content, e.status, e.success,
-                   e.tool_name, e.ts, e.parent_id, e.metadata, e.extra
-            FROM {_parquet(folders, 'events')} e JOIN new_traces n USING (trace_id, batch)
-            """
-        )
-        con.execute(
-            f"""
-            INSERT INTO detections
-            SELECT d.detector, d.trace_id, d.event_id, d.seq, d.severity, d.evidence, d.problem, d.lesson,
-                   d.lesson_id, ?, now()::TIMESTAMP
-            FROM {_parquet(folders, 'detections')} d JOIN new_traces n USING (trace_id, batch)
-            """,
-            [run_id],
-        )
-        con.execute(
-            f"""
-            INSERT INTO quarantine
-            SELECT q.trace_id, q.file, q.line, q.reason, ?, now()::TIMESTAMP
-            FROM {_parquet(folders, 'quarantine')} q
-            WHERE NOT EXISTS (SELECT 1 FROM quarantine x WHERE x.trace_id = q.trace_id AND x.file = q.file)
-            """,
-            [run_id],
-        )
-        con.execute(
-            f"""
-            INSERT INTO rejects
-            SELECT file, line, record, reason, ?, now()::TIMESTAMP FROM {_parquet(folders, 'rejects')}
-            """,
-            [run_id],
-        )
-        con.execute(
-            f"""
-            INSERT INTO ingested_files
-            SELECT path, sha256, size, mtime, format, records, loaded, quarantined, rejected, ?, now()::TIMESTAMP
-            FROM {_parquet(folders, 'files')}
-            """,
-            [run_id],
-        )
-        row = con.execute(
-            f"""
-            SELECT count(*) FILTER (WHERE NOT skipped), count(*) FILTER (WHERE skipped),
-                   coalesce(sum(records), 0), coalesce(sum(loaded), 0), coalesce(sum(quarantined), 0),
-                   coalesce(sum(rejected), 0), coalesce(sum(unaccounted), 0)
-            FROM {_parquet(folders, 'files')}
-            """
-        ).fetchone()
-        (counts.files_read, counts.files_skipped, counts.records, counts.records_loaded,
-         counts.records_quarantined, counts.records_rejected, counts.records_unaccounted) = row
-        counts.traces_loaded = con.execute("SELECT count(*) FROM new_traces").fetchone()[0]
-        counts.traces_quarantined = con.execute(
-            f"SELECT count(DISTINCT trace_id) FROM {_parquet(folders, 'quarantine')}").fetchone()[0]
-        counts.events_loaded, counts.unknown_event_types = con.execute(
-            "SELECT count(*), count(*) FILTER (WHERE type = 'unknown') FROM events WHERE trace_id IN "
-            "(SELECT trace_id FROM new_traces)").fetchone()
-        counts.detections = con.execute("SELECT count(*) FROM detections WHERE run_id = ?", [run_id]).fetchone()[0]
-        con.execute("DROP TABLE new_traces")
+        _load(con, folders, run_id, counts)
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
         raise
     return counts
+
+
+def _load(con: duckdb.DuckDBPyConnection, folders: list[str], run_id: str, counts: LoadCounts) -> None:
+    q = {name: _parquet(folders, name) for name in
+         ("traces", "trace_records", "events", "detections", "quarantine", "rejects", "files")}
+    con.execute(f"CREATE OR REPLACE TEMP TABLE batch_files AS SELECT * FROM {q['files']}")
+    # A file whose content changed since it was ingested: what came from it before goes.
+    con.execute(
+        """
+        CREATE OR REPLACE TEMP TABLE changed_files AS
+        SELECT DISTINCT i.path FROM ingested_files i JOIN batch_files b ON b.path = i.path
+        WHERE i.sha256 <> b.sha256 AND NOT b.skipped;
+
+        CREATE OR REPLACE TEMP TABLE replaced AS
+        SELECT trace_id FROM traces WHERE file IN (SELECT path FROM changed_files);
+        DELETE FROM detections WHERE trace_id IN (SELECT trace_id FROM replaced);
+        DELETE FROM events WHERE trace_id IN (SELECT trace_id FROM replaced);
+        DELETE FROM traces WHERE trace_id IN (SELECT trace_id FROM replaced);
+        DELETE FROM quarantine WHERE file IN (SELECT path FROM changed_files);
+        DELETE FROM rejects WHERE file IN (SELECT path FROM changed_files);
+        DELETE FROM ingested_files WHERE path IN (SELECT path FROM changed_files);
+        """
+    )
+    con.execute(f"CREATE OR REPLACE TEMP TABLE batch_quarantine AS SELECT * FROM {q['quarantine']}")
+    con.execute(
+        f"""
+        CREATE OR REPLACE TEMP TABLE staged AS
+        SELECT t.*, row_number() OVER (PARTITION BY trace_id ORDER BY batch, file, line) AS nth,
+               first_value(content_hash) OVER (PARTITION BY trace_id ORDER BY batch, file, line) AS first_hash,
+               first_value(file) OVER (PARTITION BY trace_id ORDER BY batch, file, line) AS first_file
+        FROM {q['traces']} t;
+
+        CREATE OR REPLACE TEMP TABLE fates AS
+        SELECT s.trace_id, s.batch,
+               CASE
+                 WHEN hq.trace_id IS NOT NULL THEN 'held_back'
+                 WHEN x.trace_id IS NOT NULL AND x.content_hash IS NOT DISTINCT FROM s.content_hash THEN 'duplicate'
+                 WHEN x.trace_id IS NOT NULL THEN 'conflict'
+                 WHEN s.nth > 1 AND s.content_hash = s.first_hash THEN 'duplicate'
+                 WHEN s.nth > 1 THEN 'conflict'
+                 ELSE 'new'
+               END AS fate,
+               coalesce(x.file, s.first_file) AS other_file,
+               hq.reason AS held_reason
+        FROM staged s
+        LEFT JOIN traces x USING (trace_id)
+        LEFT JOIN (SELECT trace_id, any_value(reason) AS reason FROM (
+                       SELECT trace_id, reason FROM quarantine UNION ALL SELECT trace_id, reason FROM batch_quarantine)
+                   GROUP BY trace_id) hq USING (trace_id);
+
+        CREATE OR REPLACE TEMP TABLE fate_records AS
+        SELECT r.*, f.fate, f.other_file, f.held_reason
+        FROM {q['trace_records']} r JOIN fates f USING (trace_id, batch)
+        WHERE f.fate IN ('conflict', 'held_back');
+        """
+    )
+    con.execute(
+        """
+        INSERT INTO rejects
+        SELECT file, line, record, 'conflicting duplicate of trace_id ' || trace_id || ' from ' || other_file,
+               ?, now()::TIMESTAMP
+        FROM fate_records WHERE fate = 'conflict'
+        """,
+        [run_id],
+    )
+    con.execute(
+        """
+        INSERT INTO quarantine
+        SELECT trace_id, file, min(line), any_value(held_reason), ?, now()::TIMESTAMP
+        FROM fate_records WHERE fate = 'held_back'
+          AND NOT EXISTS (SELECT 1 FROM quarantine x WHERE x.trace_id = fate_records.trace_id AND x.file = fate_records.file)
+        GROUP BY trace_id, file
+        """,
+        [run_id],
+    )
+    con.execute(
+        """
+        INSERT INTO traces
+        SELECT trace_id, format, source, task, outcome, tenant, file, line, started_at, ended_at,
+               metadata, extra, content_hash, ?, now()::TIMESTAMP
+        FROM staged JOIN fates USING (trace_id, batch) WHERE fate = 'new'
+        """,
+        [run_id],
+    )
+    con.execute(
+        f"""
+        INSERT INTO events
+        SELECT e.trace_id, e.seq, e.event_id, e.type, e.raw_type, e.content, e.status, e.success,
+               e.tool_name, e.ts, e.parent_id, e.metadata, e.extra
+        FROM {q['events']} e JOIN fates f USING (trace_id, batch) WHERE f.fate = 'new'
+        """
+    )
+    con.execute(
+        f"""
+        INSERT INTO detections
+        SELECT d.detector, d.trace_id, d.event_id, d.seq, d.severity, d.evidence, d.problem, d.lesson,
+               d.lesson_id, ?, now()::TIMESTAMP
+        FROM {q['detections']} d JOIN fates f USING (trace_id, batch) WHERE f.fate = 'new'
+        """,
+        [run_id],
+    )
+    con.execute(
+        """
+        INSERT INTO quarantine
+        SELECT q.trace_id, q.file, q.line, q.reason, ?, now()::TIMESTAMP
+        FROM batch_quarantine q
+        WHERE NOT EXISTS (SELECT 1 FROM quarantine x WHERE x.trace_id = q.trace_id AND x.file = q.file)
+        """,
+        [run_id],
+    )
+    con.execute(
+        f"INSERT INTO rejects SELECT file, line, record, reason, ?, now()::TIMESTAMP FROM {q['rejects']}",
+        [run_id],
+    )
+    # Records of conflicting or held-back traces were counted as loaded by their batch.
+    con.execute(
+        """
+        CREATE OR REPLACE TEMP TABLE file_accounts AS
+        SELECT b.* REPLACE (
+                   b.loaded - coalesce(m.conflicts, 0) - coalesce(m.held, 0) AS loaded,
+                   b.quarantined + coalesce(m.held, 0) AS quarantined,
+                   b.rejected + coalesce(m.conflicts, 0) AS rejected)
+        FROM batch_files b
+        LEFT JOIN (SELECT file, count(*) FILTER (WHERE fate = 'conflict') AS conflicts,
+                          count(*) FILTER (WHERE fate = 'held_back') AS held
+                   FROM fate_records GROUP BY file) m ON m.file = b.path
+        """
+    )
+    con.execute(
+        """
+        INSERT INTO ingested_files
+        SELECT path, sha256, size, mtime, format, records, loaded, quarantined, rejected, ?, now()::TIMESTAMP
+        FROM file_accounts
+        """,
+        [run_id],
+    )
+    row = con.execute(
+        """
+        SELECT count(*) FILTER (WHERE NOT skipped), count(*) FILTER (WHERE skipped),
+               coalesce(sum(records), 0), coalesce(sum(loaded), 0), coalesce(sum(quarantined), 0),
+               coalesce(sum(rejected), 0), coalesce(sum(unaccounted), 0)
+        FROM file_accounts
+        """
+    ).fetchone()
+    (counts.files_read, counts.files_skipped, counts.records, counts.records_loaded,
+     counts.records_quarantined, counts.records_rejected, counts.records_unaccounted) = row
+    (counts.traces_loaded, counts.traces_duplicate, counts.traces_conflicting) = con.execute(
+        "SELECT count(*) FILTER (WHERE fate = 'new'), count(*) FILTER (WHERE fate = 'duplicate'), "
+        "count(*) FILTER (WHERE fate = 'conflict') FROM fates").fetchone()
+    counts.traces_quarantined = con.execute(
+        "SELECT count(DISTINCT trace_id) FROM quarantine WHERE run_id = ?", [run_id]).fetchone()[0]
+    counts.events_loaded, counts.unknown_event_types = con.execute(
+        "SELECT count(*), count(*) FILTER (WHERE type = 'unknown') FROM events WHERE trace_id IN "
+        "(SELECT trace_id FROM traces WHERE run_id = ?)", [run_id]).fetchone()
+    counts.detections = con.execute("SELECT count(*) FROM detections WHERE run_id = ?", [run_id]).fetchone()[0]
+    con.execute("DROP TABLE staged; DROP TABLE fates; DROP TABLE fate_records; DROP TABLE file_accounts; "
+                "DROP TABLE batch_files; DROP TABLE batch_quarantine; DROP TABLE changed_files; DROP TABLE replaced")

@@ -15,7 +15,8 @@ CREATE TABLE IF NOT EXISTS runs (
     records_quarantined BIGINT,
     records_rejected    BIGINT,
     traces_loaded       BIGINT,     -- new traces stored by this run
-    traces_duplicate    BIGINT,     -- traces already in the database, not stored again
+    traces_duplicate    BIGINT,     -- traces delivered again with the same content, not stored again
+    traces_conflicting  BIGINT,     -- same trace_id as a stored trace, other content: rejected
     traces_quarantined  BIGINT,
     events_loaded       BIGINT,
     unknown_event_types BIGINT,     -- events whose raw_type maps to no canonical type
@@ -51,6 +52,7 @@ CREATE TABLE IF NOT EXISTS traces (
     ended_at   TIMESTAMP,
     metadata   JSON,
     extra      JSON,       -- top-level fields with no canonical column
+    content_hash VARCHAR,  -- hash of the trace's records as stored: tells a re-delivery from a conflict
     run_id     VARCHAR,
     loaded_at  TIMESTAMP
 );
@@ -138,3 +140,5 @@ CREATE TABLE IF NOT EXISTS settings (
 
 -- Columns added after the first release: older databases gain them here.
 ALTER TABLE lessons ADD COLUMN IF NOT EXISTS tenant VARCHAR;
+ALTER TABLE traces ADD COLUMN IF NOT EXISTS content_hash VARCHAR;
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS traces_conflicting BIGINT;
