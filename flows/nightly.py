@@ -18,6 +18,8 @@ from prefect.cache_policies import NONE
 from lessonweaver import adapters, audit, detectors, discover, lessons, privacy, render, store
 from lessonweaver.batch import BatchResult, run_batch
 from lessonweaver.config import DEFAULT_DB, DEFAULT_INPUT, DEFAULT_OUT, Settings
+from lessonweaver.crashpoints import reached
+from lessonweaver.read import TransientReadError
 
 
 @task(name="discover", cache_policy=NONE)
@@ -34,7 +36,12 @@ def discover_task(settings: Settings) -> tuple[list[list[discover.InputFile]], i
     return discover.batches(fresh, settings.batch_bytes), len(files), len(files) - len(fresh), hashes, salt
 
 
-@task(name="stage-batch", cache_policy=NONE)
+def _transient(task, task_run, state) -> bool:
+    """Retry a batch only when reading met an error that may pass; a bad input will not get better."""
+    return isinstance(state.data, TransientReadError)
+
+
+@task(name="stage-batch", cache_policy=NONE, retries=2, retry_delay_seconds=[2, 10], retry_condition_fn=_transient)
 def stage_batch_task(files: list[discover.InputFile], settings: Settings, folder: str,
                      known_hashes: frozenset[str], label: str) -> BatchResult:
     """Read, adapt, screen and detect one batch of files in memory; write Parquet into `folder`."""
@@ -57,6 +64,7 @@ def load_task(settings: Settings, folders: list[str], run: dict) -> dict:
     try:
         lessons.register_detectors(con, detectors.load_detectors(settings.detector_dirs))
         counts = store.load(con, folders, run["run_id"])
+        reached("loaded")
         skipped_unread = run["files_skipped"]
         run.update(asdict(counts))
         run["files_skipped"] = skipped_unread + counts.files_skipped
@@ -83,11 +91,13 @@ def render_task(settings: Settings, run: dict, tenant: str | None) -> list[str]:
     pending = Path(settings.out) / f".pending-{run['run_id']}"
     try:
         tenant_key = privacy.tenant_hash(settings.tenant_salt, tenant) if tenant else None
+        render.clear_pending(settings.out)
         written = render.render(con, run, str(pending), settings.templates, tenant_key)
         findings = audit.audit_files(con, written) + audit.audit_database(con, run["run_id"])
         if findings:
             con.execute("UPDATE runs SET status = 'audit_failed' WHERE run_id = ?", [run["run_id"]])
             raise audit.AuditFailed(findings)
+        reached("render")
         return render.publish(written, settings.out)
     finally:
         con.close()
@@ -124,6 +134,11 @@ def nightly(
     run = {"run_id": new_run_id(started), "started_at": started, "inputs": list(paths),
            "detectors": [d.id for d in detector_list]}
 
+    with store.run_lock(settings.db):
+        return _run(settings, run, tenant, log)
+
+
+def _run(settings: Settings, run: dict, tenant: str | None, log) -> dict:
     file_batches, seen, skipped, hashes, salt = discover_task(settings)
     settings = replace(settings, tenant_salt=salt)
     run.update(files_seen=seen, files_skipped=skipped)
@@ -135,6 +150,7 @@ def nightly(
                                            f"{i + 1}/{len(file_batches)}")
                    for i, batch in enumerate(file_batches)]
         results = [f.result() for f in futures]
+        reached("staged")
         run["detector_errors"] = {k: v for r in results for k, v in r.detector_errors.items()}
         for detector_id, message in sorted(run["detector_errors"].items()):
             log.error("detector %s failed and was skipped: %s", detector_id, message)

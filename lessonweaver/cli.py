@@ -53,6 +53,8 @@ def _preflight(args: argparse.Namespace) -> None:
     if args.templates and not Path(args.templates).is_dir():
         raise ValueError(f"template folder does not exist: {args.templates}")
     store.connect(args.db).close()
+    with store.run_lock(args.db):
+        pass
 
 
 def cmd_run(args: argparse.Namespace) -> int:

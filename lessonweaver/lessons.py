@@ -9,6 +9,7 @@ events, and it keeps them exact.
 
 import duckdb
 
+from lessonweaver.crashpoints import reached
 from lessonweaver.detectors import SEVERITIES, Detector
 
 EXAMPLES = 5  # example trace ids kept per lesson
@@ -63,6 +64,7 @@ def weave(con: duckdb.DuckDBPyConnection) -> tuple[int, int]:
             """
         ).fetchone()
         con.execute("DROP TABLE previous_lessons")
+        reached("weave")
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")

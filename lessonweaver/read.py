@@ -11,6 +11,7 @@ Staging tables this stage creates in the batch's in-memory database:
 `line` is the line in the file when records are lines; `record` numbers records within a file.
 """
 
+import errno
 import hashlib
 import json
 import zlib
@@ -22,6 +23,14 @@ import polars as pl
 from lessonweaver.discover import InputFile
 
 _BOM = b"\xef\xbb\xbf"
+# Errors a second try may not meet (a flaky network mount); anything else is final for that file.
+TRANSIENT_ERRNOS = {errno.EIO, errno.EAGAIN, errno.ETIMEDOUT, errno.ESTALE, errno.EBUSY, errno.ENETDOWN,
+                    errno.ENETUNREACH, errno.ECONNRESET}
+UNREADABLE = "could not read file"
+
+
+class TransientReadError(RuntimeError):
+    """A file could not be read for a reason that may pass: the batch is worth another try."""
 _ENRICH_LIMIT = 1000  # invalid lines per file that get a precise parser message
 
 
@@ -84,7 +93,9 @@ def read_files(con: duckdb.DuckDBPyConnection, files: Iterable[InputFile], known
             with open(f.path, "rb") as fh:
                 raw = fh.read()
         except OSError as exc:
-            raw, note = b"", f"could not read file ({exc.strerror or exc.__class__.__name__})"
+            if exc.errno in TRANSIENT_ERRNOS:
+                raise TransientReadError(f"{f.path}: {exc.strerror}") from None
+            raw, note = b"", f"{UNREADABLE} ({exc.strerror or exc.__class__.__name__})"
         sha = hashlib.sha256(raw).hexdigest()
         skipped = sha in known_hashes and note is None
         if not skipped and note is None:

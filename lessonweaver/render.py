@@ -10,6 +10,7 @@ import datetime as dt
 import json
 import os
 import re
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -132,6 +133,12 @@ def _write_atomic(path: Path, text: str) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def clear_pending(out: str) -> None:
+    """Remove what a run that died while rendering left aside (`.pending-*` folders)."""
+    for leftover in Path(out).glob(".pending-*"):
+        shutil.rmtree(leftover, ignore_errors=True)
 
 
 def publish(files: list[str], out: str) -> list[str]:

@@ -4,13 +4,17 @@ Only this module (and the weave stage, through a connection from here) writes th
 is one transaction, so a crash leaves the previous consistent state.
 """
 
+import fcntl
 import os
 import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 
+from lessonweaver.crashpoints import reached
 from lessonweaver.resources import sql_path
 
 
@@ -43,6 +47,25 @@ def connect(db: str, read_only: bool = False, threads: int | None = None,
         con.execute(sql_path("schema.sql").read_text(encoding="utf-8"))
         con.execute(sql_path("macros.sql").read_text(encoding="utf-8"))
     return con
+
+
+@contextmanager
+def run_lock(db: str) -> Iterator[None]:
+    """Hold the database for one run from start to finish; a second run fails at once, clearly.
+
+    DuckDB allows one writing process at a time, but a run opens the database several times; this lock
+    (an flock on `<db>.lock`, released by the system if the process dies) keeps two runs from interleaving.
+    """
+    Path(db).parent.mkdir(parents=True, exist_ok=True)
+    with open(f"{db}.lock", "a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise StoreError(f"{db} is in use by another lessonweaver run; try again when it has finished") from None
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def tenant_salt(con: duckdb.DuckDBPyConnection, configured: str = "") -> str:
@@ -101,6 +124,7 @@ def load(con: duckdb.DuckDBPyConnection, folders: list[str], run_id: str) -> Loa
     con.execute("BEGIN TRANSACTION")
     try:
         _load(con, folders, run_id, counts)
+        reached("load")
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
@@ -239,6 +263,7 @@ def _load(con: duckdb.DuckDBPyConnection, folders: list[str], run_id: str, count
         INSERT INTO ingested_files
         SELECT path, sha256, size, mtime, format, records, loaded, quarantined, rejected, ?, now()::TIMESTAMP
         FROM file_accounts
+        WHERE NOT starts_with(coalesce(note, ''), 'could not read file')  -- unread: the next run tries again
         """,
         [run_id],
     )

@@ -64,3 +64,14 @@ def test_redelivery_conflict_and_held_back_ids(prefect_server, tmp_path: Path):
     assert query(db, "SELECT count(*) FROM traces WHERE trace_id = 'q1'") == [(0,)]
     assert query(db, "SELECT DISTINCT reason FROM quarantine WHERE trace_id = 'q1'") == [("tag:contains_pii",)]
     assert balanced(db)
+
+
+def test_a_second_run_on_the_same_database_fails_at_once(tmp_path: Path, capsys):
+    from lessonweaver import store
+    from lessonweaver.cli import main
+
+    write(tmp_path / "in" / "a.jsonl", [trace("a1")])
+    db = tmp_path / "lw.duckdb"
+    with store.run_lock(str(db)):
+        assert main(["run", str(tmp_path / "in"), "--db", str(db), "--out", str(tmp_path / "out")]) == 2
+    assert capsys.readouterr().err == f"lessonweaver: error: {db} is in use by another lessonweaver run; try again when it has finished\n"
