@@ -76,6 +76,11 @@ def load_task(settings: Settings, folders: list[str], run: dict) -> dict:
         run["quarantine_reasons"] = dict(con.execute(
             "SELECT reason, count(*) FROM quarantine WHERE run_id = ? GROUP BY reason ORDER BY reason",
             [run["run_id"]]).fetchall())
+        run["rejects_by_file"] = con.execute(
+            """
+            SELECT file, count(*), list(coalesce('line ' || line, 'record ' || record) || ': ' || reason ORDER BY record)[1:3]
+            FROM rejects WHERE run_id = ? GROUP BY file ORDER BY count(*) DESC, file
+            """, [run["run_id"]]).fetchall()
         run["detections_by_detector"] = dict(con.execute(
             "SELECT detector, count(*) FROM detections WHERE run_id = ? GROUP BY detector ORDER BY detector",
             [run["run_id"]]).fetchall())

@@ -29,6 +29,15 @@ def _summary(run: dict) -> str:
     ]
     for reason, n in run["quarantine_reasons"].items():
         lines.append(f"  quarantined {n:>5}  {reason}")
+    shown = run["rejects_by_file"][:10]
+    for path, n, examples in shown:
+        lines.append(f"  rejected {n:>5}  {path}: " + "; ".join(examples) + ("; ..." if n > len(examples) else ""))
+    if len(run["rejects_by_file"]) > len(shown):
+        lines.append(f"  ... and {len(run['rejects_by_file']) - len(shown)} more file(s) with rejects")
+    if run["rejects_by_file"]:
+        lines.append("  (every rejected record, with its line and reason, is in the rejects table)")
+    for path, note in run["file_notes"]:
+        lines.append(f"  note: {path}: {note}")
     lines.append(f"detections: {run['detections']}")
     for detector, n in run["detections_by_detector"].items():
         lines.append(f"  {detector:<22} {n:>5}")

@@ -199,3 +199,11 @@ def read_files(con: duckdb.DuckDBPyConnection, files: Iterable[InputFile], known
         DROP TABLE raw_records;
         """
     )
+    con.execute(
+        """
+        UPDATE files SET note = coalesce(note || '; ', '') || 'no valid JSON in the file: is it a trace file?'
+        WHERE file_id IN (SELECT file_id FROM rejects GROUP BY file_id
+                          HAVING bool_and(starts_with(reason, 'invalid JSON') OR starts_with(reason, 'not valid UTF-8')))
+          AND file_id NOT IN (SELECT file_id FROM records)
+        """
+    )

@@ -112,6 +112,10 @@ def context(con: duckdb.DuckDBPyConnection, run: dict[str, Any], tenant: str | N
             SELECT reason, count(DISTINCT trace_id) AS traces,
                    count(DISTINCT trace_id) FILTER (WHERE run_id = ?) AS traces_this_run
             FROM quarantine GROUP BY reason ORDER BY traces DESC, reason""", [run["run_id"]]),
+        "files": rows(con, """
+            SELECT path, format, records, loaded, quarantined, rejected, note FROM ingested_files
+            WHERE run_id = ? AND (quarantined > 0 OR rejected > 0 OR note IS NOT NULL)
+            ORDER BY rejected DESC, quarantined DESC, path LIMIT 50""", [run["run_id"]]),
         "rejects": rows(con, """
             SELECT file, count(*) AS records, count(*) FILTER (WHERE run_id = ?) AS records_this_run
             FROM rejects GROUP BY file ORDER BY records DESC, file""", [run["run_id"]]),

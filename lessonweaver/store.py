@@ -9,7 +9,7 @@ import os
 import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
@@ -98,6 +98,7 @@ class LoadCounts:
     traces_loaded: int = 0
     traces_duplicate: int = 0
     traces_conflicting: int = 0
+    file_notes: list[tuple[str, str]] = field(default_factory=list)
     traces_quarantined: int = 0
     events_loaded: int = 0
     unknown_event_types: int = 0
@@ -260,8 +261,9 @@ def _load(con: duckdb.DuckDBPyConnection, folders: list[str], run_id: str, count
     )
     con.execute(
         """
-        INSERT INTO ingested_files
-        SELECT path, sha256, size, mtime, format, records, loaded, quarantined, rejected, ?, now()::TIMESTAMP
+        INSERT INTO ingested_files BY NAME
+        SELECT path, sha256, size, mtime, format, records, loaded, quarantined, rejected, note,
+               ?::VARCHAR AS run_id, now()::TIMESTAMP AS ingested_at
         FROM file_accounts
         WHERE NOT starts_with(coalesce(note, ''), 'could not read file')  -- unread: the next run tries again
         """,
@@ -286,5 +288,7 @@ def _load(con: duckdb.DuckDBPyConnection, folders: list[str], run_id: str, count
         "SELECT count(*), count(*) FILTER (WHERE type = 'unknown') FROM events WHERE trace_id IN "
         "(SELECT trace_id FROM traces WHERE run_id = ?)", [run_id]).fetchone()
     counts.detections = con.execute("SELECT count(*) FROM detections WHERE run_id = ?", [run_id]).fetchone()[0]
+    counts.file_notes = con.execute(
+        "SELECT path, note FROM file_accounts WHERE note IS NOT NULL ORDER BY path").fetchall()
     con.execute("DROP TABLE staged; DROP TABLE fates; DROP TABLE fate_records; DROP TABLE file_accounts; "
                 "DROP TABLE batch_files; DROP TABLE batch_quarantine; DROP TABLE changed_files; DROP TABLE replaced")

@@ -35,6 +35,7 @@ CREATE TABLE IF NOT EXISTS ingested_files (
     loaded      BIGINT,
     quarantined BIGINT,
     rejected    BIGINT,
+    note        VARCHAR,   -- what went wrong with the file as a whole (a truncated gzip stream, no JSON, ...)
     run_id      VARCHAR,
     ingested_at TIMESTAMP
 );
@@ -142,3 +143,4 @@ CREATE TABLE IF NOT EXISTS settings (
 ALTER TABLE lessons ADD COLUMN IF NOT EXISTS tenant VARCHAR;
 ALTER TABLE traces ADD COLUMN IF NOT EXISTS content_hash VARCHAR;
 ALTER TABLE runs ADD COLUMN IF NOT EXISTS traces_conflicting BIGINT;
+ALTER TABLE ingested_files ADD COLUMN IF NOT EXISTS note VARCHAR;

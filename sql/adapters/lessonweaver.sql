@@ -59,9 +59,11 @@ event_problems AS (
                      WHEN t_ev <> 'OBJECT' THEN 'event ' || seq || ' is not an object'
                      WHEN e.id IS NULL OR trim(e.id) = '' THEN 'event ' || seq || ': missing required field ''id'''
                      WHEN e.type IS NULL OR trim(e.type) = '' THEN 'event ' || seq || ': missing required field ''type'''
+                     ELSE 'event ' || seq || ': duplicate event id (the same as event ' || first_seq || ')'
                    END, seq) FILTER (WHERE t_ev <> 'OBJECT' OR e.id IS NULL OR trim(e.id) = ''
-                                            OR e.type IS NULL OR trim(e.type) = '') AS problem
-    FROM lw_events GROUP BY file_id, record
+                                            OR e.type IS NULL OR trim(e.type) = '' OR seq > first_seq) AS problem
+    FROM (SELECT *, min(seq) OVER (PARTITION BY file_id, record, e.id) AS first_seq FROM lw_events)
+    GROUP BY file_id, record
 )
 SELECT f.file_id, f.record, coalesce(f.problem, ep.problem) AS problem
 FROM field_problems f LEFT JOIN event_problems ep USING (file_id, record)
