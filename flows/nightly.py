@@ -9,6 +9,7 @@ import datetime as dt
 import secrets
 import shutil
 import tempfile
+import time
 from dataclasses import asdict, replace
 from pathlib import Path
 
@@ -144,7 +145,17 @@ def nightly(
 
 
 def _run(settings: Settings, run: dict, tenant: str | None, log) -> dict:
+    clock = time.perf_counter()
+    timings = run["timings"] = {}
+
+    def lap(stage: str) -> None:
+        nonlocal clock
+        now = time.perf_counter()
+        timings[stage] = round(now - clock, 3)
+        clock = now
+
     file_batches, seen, skipped, hashes, salt = discover_task(settings)
+    lap("discover")
     settings = replace(settings, tenant_salt=salt)
     run.update(files_seen=seen, files_skipped=skipped)
     log.info("%d file(s) found, %d unchanged since an earlier run, %d batch(es) to stage",
@@ -155,12 +166,15 @@ def _run(settings: Settings, run: dict, tenant: str | None, log) -> dict:
                                            f"{i + 1}/{len(file_batches)}")
                    for i, batch in enumerate(file_batches)]
         results = [f.result() for f in futures]
+        lap("stage")
         reached("staged")
         run["detector_errors"] = {k: v for r in results for k, v in r.detector_errors.items()}
         for detector_id, message in sorted(run["detector_errors"].items()):
             log.error("detector %s failed and was skipped: %s", detector_id, message)
         run = load_task(settings, [r.folder for r in results], run)
+        lap("load")
         run["written"] = render_task(settings, run, tenant)
+        lap("render")
         return run
     finally:
         shutil.rmtree(workdir, ignore_errors=True)

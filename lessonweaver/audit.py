@@ -63,17 +63,24 @@ def _hits(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str, str]]:
 
 
 def audit_database(con: duckdb.DuckDBPyConnection, run_id: str | None = None) -> list[Finding]:
-    """Scan the database's text columns (only rows of `run_id` where a table has a run_id column)."""
-    findings: list[Finding] = []
-    for table, column in _text_columns(con):
-        has_run = con.execute(
-            "SELECT count(*) FROM information_schema.columns WHERE table_name = ? AND column_name = 'run_id' "
-            "AND table_catalog = current_database()", [table]).fetchone()[0]
-        where = "WHERE run_id = ?" if run_id and has_run else ""
-        params = [run_id] if where else []
-        source = f'SELECT \'{table}.{column}\' AS place, CAST("{column}" AS VARCHAR) AS text FROM "{table}" {where}'
-        privacy.find(con, source, ("place",), params)
-        findings += [Finding(p, k, mask(h)) for p, k, h in _hits(con)]
+    """Scan every text column of the database in one pass; with `run_id`, only the rows that run wrote
+    (by run_id, or for events by the traces it loaded) and the small tables it rebuilt."""
+    columns = _text_columns(con)
+    keys = set(con.execute(
+        "SELECT table_name, column_name FROM information_schema.columns "
+        "WHERE table_catalog = current_database() AND column_name IN ('run_id', 'trace_id')").fetchall())
+    selects, params = [], []
+    for table, column in columns:
+        where = ""
+        if run_id and (table, "run_id") in keys:
+            where = "WHERE run_id = ?"
+            params.append(run_id)
+        elif run_id and (table, "trace_id") in keys:
+            where = "WHERE trace_id IN (SELECT trace_id FROM traces WHERE run_id = ?)"
+            params.append(run_id)
+        selects.append(f'SELECT \'{table}.{column}\' AS place, CAST("{column}" AS VARCHAR) AS text FROM "{table}" {where}')
+    privacy.find(con, " UNION ALL ".join(selects), ("place",), params)
+    findings = [Finding(p, k, mask(h)) for p, k, h in _hits(con)]
     for table in CONTENT_TABLES:
         rows = con.execute(
             f"SELECT DISTINCT q.trace_id FROM quarantine q JOIN {table} t USING (trace_id) ORDER BY 1").fetchall()

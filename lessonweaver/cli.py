@@ -44,6 +44,8 @@ def _summary(run: dict) -> str:
     for detector, message in sorted(run.get("detector_errors", {}).items()):
         lines.append(f"  {detector:<22} FAILED: {message}")
     lines.append(f"lessons:    {run['lessons_new']} new, {run['lessons_total']} total")
+    t = run["timings"]
+    lines.append(f"time:       {sum(t.values()):.1f} s in the flow (" + ", ".join(f"{k} {v:.1f}" for k, v in t.items()) + ")")
     lines.append(f"database:   {run['db']}")
     for path in run["written"]:
         lines.append(f"report:     {path}")
