@@ -2,9 +2,12 @@
 
 The harness set (../shared/samples/gdev-agent) is not traces: each eval case lists the events its route must
 emit. The last tests build one synthetic trace per case from that list and check it loads cleanly.
+Runs split over files, files delivered twice and conflicting repeats are built from our fixtures in a
+temporary folder.
 """
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -32,8 +35,10 @@ def test_every_record_is_loaded_or_rejected(con):
         ("bad_lines.jsonl", 2, "missing required field 'span_id'"),
         ("bad_lines.jsonl", 4, "field 'event_type' must be a string"),
         ("bad_lines.jsonl", 5, "invalid JSON (unexpected end of input)"),
-        ("bad_lines.jsonl", 6, "duplicate of the event at line 1 (same run_id, span_id and content)"),
     ]
+    # line 6 repeats line 1 exactly: a redelivery, linked to its run
+    assert rows(con, "SELECT r.line, k.trace_id FROM record_links k JOIN records r USING (file_id, record)") == [
+        {"line": 6, "trace_id": "req_bad_01"}]
     assert rows(con, "SELECT * FROM quarantine") == []
 
 
@@ -134,6 +139,59 @@ def test_detections(con):
     # the write and tenant rules both point at the action: five rules, four events
     assert len(gate) == 5
     assert gate == ["eval failure", "human review", "model/tool event", "tenant-sensitive route", "write path"]
+
+
+def fixture_lines(name: str) -> list[dict]:
+    return [json.loads(line) for line in (FIXTURES / name).read_text().splitlines()]
+
+
+def test_a_run_split_across_two_files_is_one_trace(tmp_path):
+    run = [e for e in fixture_lines("tool_retry.jsonl") if e["run_id"] == "req_retry_01"]
+    # alternate lines in each file: the failed call and its error, the retry and its result are split up
+    write_traces(tmp_path, "a.jsonl", run[0::2])
+    write_traces(tmp_path, "b.jsonl", run[1::2])
+    con = stage([tmp_path])
+    assert rows(con, "SELECT * FROM rejects") == []
+    [trace] = rows(con, "SELECT trace_id, outcome, file, line, started_at, ended_at FROM traces")
+    assert (trace["trace_id"], trace["outcome"], trace["line"]) == ("req_retry_01", "success", 1)
+    assert trace["file"].endswith("a.jsonl")
+    assert (str(trace["started_at"]), str(trace["ended_at"])) == ("2026-07-06 09:00:00", "2026-07-06 09:00:15")
+    evs = rows(con, "SELECT seq, event_id, type, tool_name FROM events ORDER BY seq")
+    assert [(e["seq"], e["event_id"]) for e in evs] == [(n, f"sp-{n:02d}") for n in range(1, 11)]
+    # parent spans are found in the other file: the error carries its call's tool, the action is a result
+    assert (evs[7]["type"], evs[7]["tool_name"]) == ("error", "create_ticket_and_reply")
+    assert evs[9]["type"] == "tool_result"
+    assert [(d["detector"], d["event_id"]) for d in rows(con, "SELECT * FROM detections")] == [("retry", "sp-08")]
+
+
+def test_the_same_file_twice_is_one_trace_and_every_record_loads(tmp_path):
+    shutil.copy(FIXTURES / "auto_execute.jsonl", tmp_path / "run.jsonl")
+    shutil.copy(FIXTURES / "auto_execute.jsonl", tmp_path / "run-copy.jsonl")
+    con = stage([tmp_path])
+    assert rows(con, "SELECT * FROM rejects") == []
+    assert [t["trace_id"] for t in rows(con, "SELECT trace_id FROM traces")] == ["req_auto_01"]
+    assert rows(con, "SELECT count(*) AS n FROM events") == [{"n": 8}]
+    mapped = rows(con, "SELECT rt.trace_id FROM records r LEFT JOIN record_traces rt USING (file_id, record)")
+    assert len(mapped) == 16 and {m["trace_id"] for m in mapped} == {"req_auto_01"}
+    # the file read first gives the events; every line of the other is linked
+    assert rows(con, """SELECT count(DISTINCT e.file_id) AS event_files, count(DISTINCT k.file_id) AS link_files,
+                               count(DISTINCT k.record) AS links, bool_or(e.file_id = k.file_id) AS shared
+                        FROM events e, record_links k""") == [
+        {"event_files": 1, "link_files": 1, "links": 8, "shared": False}]
+
+
+def test_a_conflicting_repeat_is_rejected(tmp_path):
+    run = fixture_lines("auto_execute.jsonl")
+    first = write_traces(tmp_path, "a.jsonl", run)
+    changed = dict(run[6], permission_decision="denied")  # sp-07 again, with another decision
+    second = write_traces(tmp_path, "b.jsonl", [run[0], changed])
+    con = stage([tmp_path])
+    assert rows(con, "SELECT f.path, j.line, j.reason FROM rejects j JOIN files f USING (file_id)") == [
+        {"path": str(second), "line": 2,
+         "reason": f"conflicting duplicate of event sp-07 of trace req_auto_01 (first at {first} line 7)"}]
+    assert rows(con, "SELECT count(*) AS n FROM events") == [{"n": 8}]
+    assert "permission allowed" in rows(con, "SELECT content FROM events WHERE event_id = 'sp-07'")[0]["content"]
+    assert rows(con, "SELECT line FROM record_links JOIN records USING (file_id, record)") == [{"line": 1}]
 
 
 # Minimum fields per event type, as the spec's table lists them, on top of the stable fields.

@@ -1,10 +1,13 @@
 """The otlp and agent_kernel adapters, through the real read, adapt, screen and detect code.
 
 Fixtures in tests/fixtures/formats/otlp/ and agent_kernel/ are our own; the last tests run the real samples
-in ../shared/samples/ when they are there.
+in ../shared/samples/ when they are there. Traces split over files, files delivered twice and conflicting
+repeats are built from the fixtures in a temporary folder.
 """
 
+import copy
 import json
+import shutil
 
 import pytest
 
@@ -165,6 +168,69 @@ def test_sensitive_attributes_quarantine_and_bad_span_events_reject(tmp_path):
         "by-resource": "tag:data_classification", "by-span": "tag:sensitivity"}
     assert rejects(con) == [(3, "events[1] is not an object")]
     assert [t["trace_id"] for t in rows(con, "SELECT trace_id FROM traces")] == ["clean"]
+
+
+PR_REVIEW = "5b8efff798038103d269b633813fc60c"
+PR_REVIEW_EVENTS = ["a1", "b2", "c3", "c3/status", "d4", "e5", "e5/events/0", "b2/events/0"]
+
+
+def test_a_trace_split_across_two_files_is_one_trace(tmp_path):
+    export = json.loads((OTLP / "export_pr_review.json").read_text())
+    # the first file holds the root's children only (second scope), the second the root and the failed tool
+    children, root = copy.deepcopy(export), copy.deepcopy(export)
+    del children["resourceSpans"][0]["scopeSpans"][0]
+    del root["resourceSpans"][0]["scopeSpans"][1]
+    write_traces(tmp_path, "a.json", [children])
+    write_traces(tmp_path, "b.json", [root])
+    con = stage([tmp_path])
+    assert rejects(con) == []
+    [trace] = rows(con, "SELECT * FROM traces")
+    assert (trace["trace_id"], trace["source"], trace["task"], trace["outcome"], trace["line"]) == (
+        PR_REVIEW, "pr-reviewer", "Review a pull request", "success", 1)
+    assert trace["file"].endswith("a.json")
+    assert str(trace["started_at"]) == "2026-01-01 00:00:00" and str(trace["ended_at"]) == "2026-01-01 00:00:10"
+    assert [(e["seq"], e["event_id"]) for e in events(con, PR_REVIEW)] == list(enumerate(PR_REVIEW_EVENTS, start=1))
+    assert detections(con) == {
+        ("human_correction", PR_REVIEW, "b2/events/0", "high"),
+        ("failed_evaluation", PR_REVIEW, "e5/events/0", "critical"),
+        ("tool_fallback", PR_REVIEW, "c3", "low"),
+    }
+
+
+def test_the_same_file_twice_is_one_trace_and_every_record_loads(tmp_path):
+    # the good lines of spans.jsonl: two traces, one span per line
+    good = [line for line in (OTLP / "spans.jsonl").read_text().splitlines()
+            if '"traceId"' in line and line.endswith("}")]
+    (tmp_path / "spans.jsonl").write_text("\n".join(good) + "\n", encoding="utf-8")
+    shutil.copy(tmp_path / "spans.jsonl", tmp_path / "spans-copy.jsonl")
+    con = stage([tmp_path])
+    assert rejects(con) == []
+    assert sorted(t["trace_id"] for t in rows(con, "SELECT trace_id FROM traces")) == ["deploy-91b0", "refund-7f3a"]
+    assert [e["event_id"] for e in events(con, "refund-7f3a")] == ["r1", "r2", "r2/events/0", "r3"]
+    mapped = rows(con, """SELECT r.file_id, r.record, rt.trace_id FROM records r
+                          LEFT JOIN record_traces rt USING (file_id, record)""")
+    assert len(mapped) == 2 * len(good) == 12 and all(m["trace_id"] for m in mapped)
+    # the file read first gives the events; every line of the other is linked
+    assert rows(con, """SELECT count(DISTINCT e.file_id) AS event_files, count(DISTINCT k.file_id) AS link_files,
+                               count(DISTINCT k.record) AS links, bool_or(e.file_id = k.file_id) AS shared
+                        FROM events e, record_links k""") == [
+        {"event_files": 1, "link_files": 1, "links": 6, "shared": False}]
+
+
+def test_a_conflicting_repeat_rejects_its_record(tmp_path):
+    export = json.loads((OTLP / "export_pr_review.json").read_text())
+    changed = copy.deepcopy(export)
+    changed["resourceSpans"][0]["scopeSpans"][1]["spans"][2]["status"] = {"code": 2}  # d4 again, now failed
+    first = write_traces(tmp_path, "a.json", [export])
+    second = write_traces(tmp_path, "b.json", [changed])
+    con = stage([tmp_path])
+    assert rows(con, "SELECT f.path, j.line, j.reason FROM rejects j JOIN files f USING (file_id)") == [
+        {"path": str(second), "line": 1,
+         "reason": f"resourceSpans[0].scopeSpans[1].spans[2]: conflicting duplicate of event d4 of trace {PR_REVIEW}"
+                   f" (first at {first} line 1)"}]
+    # the record is rejected whole, and the first delivery stands
+    assert [e["event_id"] for e in events(con, PR_REVIEW)] == PR_REVIEW_EVENTS
+    assert rows(con, "SELECT * FROM record_links") == []
 
 
 def test_agent_kernel_action_traces():

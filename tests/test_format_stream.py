@@ -3,8 +3,12 @@
 Fixtures in tests/fixtures/formats/stream/: the same run with a failed and retried tool in the documented
 shape and in the wire shape, a failed DAG run whose public events are redacted, a successful ReAct run as one
 JSON array, a tool start whose failure never reached the stream (plus parallel calls that are not a retry),
-and a file with bad records and a replayed event.
+and a file with bad records and a replayed event. Runs split over files, files delivered twice and repeats
+in the other shape are built from them in a temporary folder.
 """
+
+import json
+import shutil
 
 import pytest
 
@@ -57,11 +61,13 @@ def test_bad_records_are_rejected_with_their_reason(con):
         (5, "field 'timestamp' must be Unix seconds"),
         (6, "missing required field 'event_type'"),
         (7, "field 'task_id' must be a string"),
-        (10, f"duplicate of event b-01 of trace_id fx-bad (first at {FIXTURES / 'bad_records.jsonl'} line 1)"),
     ]
-    # every record is an event or a reject, and nothing of a rejected record is kept
+    # line 10 replays b-01 (line 1): linked to its trace, not a second event
+    linked = rows(con, "SELECT r.line, k.trace_id FROM record_links k JOIN records r USING (file_id, record)")
+    assert linked == [{"line": 10, "trace_id": "fx-bad"}]
+    # every record is an event, a link or a reject, and nothing of a rejected record is kept
     assert rows(con, "SELECT count(*) AS n FROM records")[0]["n"] == (
-        rows(con, "SELECT count(*) AS n FROM events")[0]["n"] + len(found))
+        rows(con, "SELECT count(*) AS n FROM events")[0]["n"] + len(linked) + len(found))
     assert "not an object" not in str(rows(con, "SELECT * FROM events"))
 
 
@@ -233,11 +239,76 @@ def test_sample_tool_failure_is_a_retry(shapes, shape):
 
 @needs_samples
 def test_samples_both_shapes_in_one_batch():
-    # The same runs delivered twice: each event is kept once, later copies are rejected as duplicates.
+    # The same runs delivered in both shapes: each event is kept once, the other shape's copy is linked.
     con = stage([SAMPLES])
+    assert rows(con, "SELECT * FROM rejects") == []
     assert len(rows(con, "SELECT * FROM traces")) == len(SAMPLE_TRACES)
     assert rows(con, "SELECT count(*) AS n FROM events")[0]["n"] == sum(SAMPLE_TRACES.values())
-    reasons = rows(con, "SELECT reason FROM rejects")
-    assert len(reasons) == sum(SAMPLE_TRACES.values())
-    assert all(r["reason"].startswith("duplicate of event ") for r in reasons)
+    assert rows(con, "SELECT count(*) AS n FROM record_links")[0]["n"] == sum(SAMPLE_TRACES.values())
+    unmapped = rows(con, "SELECT file_id, record FROM records ANTI JOIN record_traces USING (file_id, record)")
+    assert unmapped == []
     assert [d["detector"] for d in rows(con, "SELECT detector FROM detections")] == ["retry"]
+
+
+def fixture_lines(name: str) -> list[dict]:
+    return [json.loads(line) for line in (FIXTURES / name).read_text().splitlines()]
+
+
+def write_lines(path, lines: list[dict]) -> None:
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+
+
+def test_a_run_split_across_two_files_is_one_trace(tmp_path):
+    lines = fixture_lines("wire_tool_retry.jsonl")
+    # alternate records in each file: only the timestamps give the run's order back
+    write_lines(tmp_path / "a.jsonl", lines[0::2])
+    write_lines(tmp_path / "b.jsonl", lines[1::2])
+    con = stage([tmp_path])
+    assert rows(con, "SELECT * FROM rejects") == []
+    [trace] = rows(con, "SELECT trace_id, source, task, outcome, file, line FROM traces")
+    assert trace["file"].endswith("a.jsonl") and trace["line"] == 1
+    assert (trace["trace_id"], trace["source"], trace["task"], trace["outcome"]) == (
+        "fx-wire-retry", "stream/react", "Summarise the regional sales sheet", "success")
+    found = events_of(con, "fx-wire-retry")
+    assert [(e["seq"], e["event_id"]) for e in found] == [(n, f"w-{n:02d}") for n in range(1, 14)]
+    assert [(d["detector"], d["event_id"]) for d in rows(con, "SELECT * FROM detections")] == [("retry", "w-06")]
+
+
+def test_the_same_file_twice_is_one_trace_and_every_record_loads(tmp_path):
+    shutil.copy(FIXTURES / "documented_tool_retry.jsonl", tmp_path / "run.jsonl")
+    shutil.copy(FIXTURES / "documented_tool_retry.jsonl", tmp_path / "run-copy.jsonl")
+    con = stage([tmp_path])
+    assert rows(con, "SELECT * FROM rejects") == []
+    assert [t["trace_id"] for t in rows(con, "SELECT trace_id FROM traces")] == ["fx-doc-retry"]
+    assert [e["event_id"] for e in events_of(con, "fx-doc-retry")] == [f"d-{n:02d}" for n in range(1, 14)]
+    mapped = rows(con, "SELECT rt.trace_id FROM records r LEFT JOIN record_traces rt USING (file_id, record)")
+    assert len(mapped) == 26 and {m["trace_id"] for m in mapped} == {"fx-doc-retry"}
+    # the file read first gives the events; every record of the other is linked
+    assert rows(con, """SELECT count(DISTINCT e.file_id) AS event_files, count(DISTINCT k.file_id) AS link_files,
+                               count(DISTINCT k.record) AS links, bool_or(e.file_id = k.file_id) AS shared
+                        FROM events e, record_links k""") == [
+        {"event_files": 1, "link_files": 1, "links": 13, "shared": False}]
+
+
+def documented(wire: dict, event_type: str, scope: str, action: str, category: str) -> dict:
+    """A wire record in the documented shape: the same event under its documented name and envelope."""
+    return {"id": wire["event_id"], "event_type": event_type, "scope": scope, "action": action, "category": category,
+            "timestamp": wire["timestamp"], "task_id": wire["task_id"], "step_id": wire.get("step_id"),
+            "data": wire["data"], "parent_id": wire.get("parent_id")}
+
+
+def test_the_other_shape_repeats_an_event_or_conflicts_with_it(tmp_path):
+    lines = fixture_lines("wire_tool_retry.jsonl")
+    write_lines(tmp_path / "a.jsonl", lines)
+    start = documented(lines[4], "action_start_tool", "action", "start", "tool")  # w-05, as sent
+    failed = documented(lines[5], "action_error_tool", "action", "error", "tool")  # w-06, another error
+    failed["data"] = dict(failed["data"], error_message="sheet not found")
+    write_lines(tmp_path / "b.jsonl", [start, failed])
+    con = stage([tmp_path])
+    assert rows(con, "SELECT f.path, j.line, j.reason FROM rejects j JOIN files f USING (file_id)") == [
+        {"path": str(tmp_path / "b.jsonl"), "line": 2,
+         "reason": f"conflicting duplicate of event w-06 of trace fx-wire-retry (first at {tmp_path / 'a.jsonl'} line 6)"}]
+    assert rows(con, "SELECT line FROM record_links JOIN records USING (file_id, record)") == [{"line": 1}]
+    found = events_of(con, "fx-wire-retry")
+    assert len(found) == 13  # the first delivery wins
+    assert (found[5]["raw_type"], found[5]["content"]) == ("tool_execution_failed", "sheet is locked by another editor")

@@ -2,10 +2,13 @@
 
 Fixtures in tests/fixtures/formats/traceevent/: a single agent retrying a failed tool, a supervisor whose
 worker drops a flag, peers whose handoff drops a flag (run_id only on run_start), a debate with a critic
-revision (spec field names), a run with no finish event and no run_id at all, and a file with bad lines.
+revision (spec field names), a run with no finish event and no run_id at all, and a file with bad lines
+(and a replayed one). Runs split over files, files delivered twice and conflicting repeats are built from
+them in a temporary folder.
 """
 
 import json
+import shutil
 
 import duckdb
 import pytest
@@ -124,15 +127,18 @@ def test_no_finish_and_no_run_id(con):
 def test_bad_lines_are_rejected_with_reasons(con):
     found = rows(con, """SELECT j.line, j.reason FROM rejects j JOIN files f USING (file_id)
                          WHERE f.path LIKE '%bad_lines.jsonl' ORDER BY j.line""")
-    assert [r["line"] for r in found] == [6, 7, 8, 9, 10, 11]
+    assert [r["line"] for r in found] == [6, 7, 8, 9, 11]
     reasons = [r["reason"] for r in found]
     assert reasons[0] == "missing required field 'event_type'"
     assert reasons[1].startswith("no metadata.run_id and no parent_event_id")
     assert reasons[2].startswith("no metadata.run_id, and its parent_event_id chain reaches no event")
     assert reasons[3] == "field 'payload' must be an object"
-    assert reasons[4].startswith("duplicate event: same event_id in the same run as line 3 of ")
-    assert reasons[5].startswith("invalid JSON")
+    assert reasons[4].startswith("invalid JSON")
     assert len(events_of(con, "run-with-bad-lines")) == 5
+    # line 10 replays line 3 exactly: linked to its run, not rejected and not a second event
+    linked = rows(con, """SELECT r.line, k.trace_id FROM record_links k JOIN records r USING (file_id, record)
+                          JOIN files f USING (file_id) WHERE f.path LIKE '%bad_lines.jsonl'""")
+    assert linked == [{"line": 10, "trace_id": "run-with-bad-lines"}]
 
 
 def test_every_record_is_accounted_for(con):
@@ -177,6 +183,62 @@ def test_a_sensitive_line_quarantines_its_run(tmp_path):
     assert rows(con, "SELECT trace_id, reason FROM quarantine") == [
         {"trace_id": "run-single-retry", "reason": "tag:contains_pii"}]
     assert rows(con, "SELECT count(*) AS n FROM events") == [{"n": 0}]
+
+
+def fixture_lines(name: str) -> list[dict]:
+    return [json.loads(line) for line in (FIXTURES / name).read_text().splitlines()]
+
+
+def write_lines(path, lines: list[dict]) -> None:
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+
+
+def test_a_run_split_across_two_files_is_one_trace(tmp_path):
+    lines = fixture_lines("single_agent_retry.jsonl")
+    # alternate lines in each file: only the timestamps give the run's order back
+    write_lines(tmp_path / "a.jsonl", lines[0::2])
+    write_lines(tmp_path / "b.jsonl", lines[1::2])
+    con = stage([tmp_path])
+    assert rows(con, "SELECT * FROM rejects") == []
+    [trace] = rows(con, "SELECT trace_id, file, line, outcome, started_at, ended_at FROM traces")
+    assert (trace["trace_id"], trace["outcome"], trace["line"]) == ("run-single-retry", "success", 1)
+    assert trace["file"].endswith("a.jsonl")
+    evs = events_of(con, "run-single-retry")
+    assert [(e["seq"], e["event_id"]) for e in evs] == [(n, f"sa-{n:02d}") for n in range(1, 12)]
+    assert (trace["started_at"], trace["ended_at"]) == (evs[0]["ts"], evs[-1]["ts"])
+    assert [(d["detector"], d["event_id"]) for d in rows(con, "SELECT * FROM detections")] == [("retry", "sa-06")]
+
+
+def test_the_same_file_twice_is_one_trace_and_every_record_loads(tmp_path):
+    shutil.copy(FIXTURES / "single_agent_retry.jsonl", tmp_path / "run.jsonl")
+    shutil.copy(FIXTURES / "single_agent_retry.jsonl", tmp_path / "run-copy.jsonl")
+    con = stage([tmp_path])
+    assert rows(con, "SELECT * FROM rejects") == []
+    assert [t["trace_id"] for t in rows(con, "SELECT trace_id FROM traces")] == ["run-single-retry"]
+    assert len(events_of(con, "run-single-retry")) == 11
+    mapped = rows(con, """SELECT f.path, rt.trace_id FROM records r JOIN files f USING (file_id)
+                          LEFT JOIN record_traces rt USING (file_id, record)""")
+    assert len(mapped) == 22 and {m["trace_id"] for m in mapped} == {"run-single-retry"}
+    # the file read first gives the events; every line of the other is linked
+    assert rows(con, """SELECT count(DISTINCT e.file_id) AS event_files, count(DISTINCT k.file_id) AS link_files,
+                               count(DISTINCT k.record) AS links, bool_or(e.file_id = k.file_id) AS shared
+                        FROM events e, record_links k""") == [
+        {"event_files": 1, "link_files": 1, "links": 11, "shared": False}]
+
+
+def test_a_conflicting_repeat_is_rejected(tmp_path):
+    lines = fixture_lines("single_agent_retry.jsonl")
+    write_lines(tmp_path / "a.jsonl", lines)
+    changed = json.loads(json.dumps(lines[5]))
+    changed["payload"]["error"] = False  # sa-06 again, now claiming success
+    write_lines(tmp_path / "b.jsonl", [lines[0], changed])
+    con = stage([tmp_path])
+    assert rows(con, "SELECT f.path, j.line, j.reason FROM rejects j JOIN files f USING (file_id)") == [
+        {"path": str(tmp_path / "b.jsonl"), "line": 2,
+         "reason": f"conflicting duplicate of event sa-06 of trace run-single-retry (first at {tmp_path / 'a.jsonl'} line 6)"}]
+    evs = {e["event_id"]: e for e in events_of(con, "run-single-retry")}
+    assert len(evs) == 11 and evs["sa-06"]["success"] is False  # the first delivery wins
+    assert rows(con, "SELECT line FROM record_links JOIN records USING (file_id, record)") == [{"line": 1}]
 
 
 @pytest.mark.skipif(not SAMPLES.is_dir(), reason="the shared agent-arena samples are not here")

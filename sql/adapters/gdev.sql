@@ -4,7 +4,9 @@
 --   OR (json_exists(doc, '$.run_id') AND json_exists(doc, '$.span_id') AND json_exists(doc, '$.event_type'))
 -- priority: 300
 --
--- Reads records_in(file_id, file, line, record, doc) and fills staging traces, events and rejects.
+-- Reads records_in(file_id, file, line, record, doc) and fills staging traces, events, rejects and
+-- record_links. A trace is a run_id, gathered across all the files of the batch; a span_id names one event
+-- of its run.
 -- The format stores references and hashes, never message text, so content is a summary built from fields.
 -- Type mapping, task, outcome and source rules are documented in docs/formats.md (gdev section).
 
@@ -25,8 +27,7 @@ SELECT file_id, file, line, record, doc,
             ELSE try_cast(doc->>'timestamp' AS TIMESTAMP) END AS ts
 FROM records_in;
 
--- The first thing wrong with each line; an exact repeat of a line (same run, span and bytes) is a
--- redelivery, kept once so it cannot pose as a retry.
+-- The first thing wrong with each line.
 CREATE OR REPLACE TEMP TABLE gdev_problems AS
 SELECT file_id, record, problem FROM (
     SELECT file_id, record,
@@ -41,24 +42,40 @@ SELECT file_id, record, problem FROM (
              WHEN t_event_type <> 'VARCHAR' THEN 'field ''event_type'' must be a string'
              WHEN trim(event_type) = '' THEN 'field ''event_type'' is empty'
              WHEN t_parent NOT IN ('NULL', 'VARCHAR', 'BIGINT', 'UBIGINT') THEN 'field ''parent_span_id'' must be a string'
-             WHEN nth > 1 THEN 'duplicate of the event at ' || coalesce('line ' || first_line, 'record ' || first_record)
-                               || ' (same run_id, span_id and content)'
            END AS problem
-    FROM (SELECT *,
-                 row_number() OVER w AS nth, first_value(line) OVER w AS first_line,
-                 first_value(record) OVER w AS first_record
-          FROM gdev_lines
-          WINDOW w AS (PARTITION BY file_id, run_id, span_id, md5(doc::VARCHAR) ORDER BY record))
+    FROM gdev_lines
 ) WHERE problem IS NOT NULL;
+
+-- Later good lines with a span_id already seen in their run (in any file). The same JSON is a redelivery:
+-- linked to the run and kept once, so it cannot pose as a retry. Anything else is a conflict, rejected;
+-- the first line wins either way.
+CREATE OR REPLACE TEMP TABLE gdev_repeats AS
+SELECT file_id, record, run_id, identical,
+       'conflicting duplicate of event ' || span_id || ' of trace ' || run_id || ' (first at ' || first_file
+           || coalesce(' line ' || first_line, ' record ' || first_record) || ')' AS problem
+FROM (
+    SELECT l.file_id, l.record, l.run_id, l.span_id,
+           first_value(l.file) OVER w AS first_file, first_value(l.line) OVER w AS first_line,
+           first_value(l.record) OVER w AS first_record,
+           json(l.doc)::VARCHAR = first_value(json(l.doc)::VARCHAR) OVER w AS identical,
+           row_number() OVER w AS nth
+    FROM gdev_lines l ANTI JOIN gdev_problems p USING (file_id, record)
+    WINDOW w AS (PARTITION BY l.run_id, l.span_id ORDER BY l.file_id, l.record)
+) WHERE nth > 1;
 
 INSERT INTO rejects (file_id, line, record, reason)
 SELECT l.file_id, l.line, l.record, p.problem
-FROM gdev_problems p JOIN gdev_lines l USING (file_id, record);
+FROM (SELECT file_id, record, problem FROM gdev_problems
+      UNION ALL SELECT file_id, record, problem FROM gdev_repeats WHERE NOT identical) p
+JOIN gdev_lines l USING (file_id, record);
 
--- Good lines, in trace order (timestamp, then position in the file), with what the mapping needs.
+INSERT INTO record_links (file_id, record, trace_id)
+SELECT file_id, record, run_id FROM gdev_repeats WHERE identical;
+
+-- Good lines, in trace order (timestamp, then file and position in it), with what the mapping needs.
 CREATE OR REPLACE TEMP TABLE gdev_events AS
 SELECT l.*,
-       row_number() OVER (PARTITION BY file_id, run_id ORDER BY ts NULLS LAST, record) AS seq,
+       row_number() OVER (PARTITION BY run_id ORDER BY ts NULLS LAST, file_id, record) AS seq,
        nullif(trim(doc->>'tool_name'), '') AS own_tool,
        -- approval_decision: a rejection, or corrections however written (list, text or object)
        list_has_any([lower(trim(doc->>'decision')), lower(trim(doc->>'status')), lower(trim(doc->>'approval_state'))],
@@ -76,16 +93,12 @@ SELECT l.*,
        coalesce(doc->>'case_id', doc->>'eval_case_id') AS case_id,
        coalesce(doc->>'expected_route', doc->>'expected_routing') AS expected_route,
        coalesce(doc->>'actual_route', doc->>'actual_routing') AS actual_route
-FROM gdev_lines l ANTI JOIN gdev_problems p USING (file_id, record);
-
-CREATE OR REPLACE TEMP TABLE gdev_spans AS
-SELECT file_id, run_id, span_id, any_value(own_tool) AS tool, bool_or(kind = 'tool_call') AS is_tool_call
-FROM gdev_events GROUP BY ALL;
+FROM gdev_lines l ANTI JOIN gdev_problems p USING (file_id, record) ANTI JOIN gdev_repeats x USING (file_id, record);
 
 CREATE OR REPLACE TEMP TABLE gdev_mapped AS
 SELECT e.*,
        -- an error or an action inherits its parent tool span's tool, so a call after it is seen as a retry
-       coalesce(e.own_tool, CASE WHEN e.kind IN ('error', 'action_executed') THEN p.tool END) AS tool,
+       coalesce(e.own_tool, CASE WHEN e.kind IN ('error', 'action_executed') THEN p.own_tool END) AS tool,
        CASE e.kind
          WHEN 'webhook_received' THEN 'user_message'
          WHEN 'dedup_checked' THEN 'workflow_step'
@@ -97,9 +110,9 @@ SELECT e.*,
          WHEN 'tool_call' THEN 'tool_call'
          -- the result of a logged tool call, else the only record of the call itself
          WHEN 'action_executed' THEN
-           CASE WHEN coalesce(p.is_tool_call, false)
+           CASE WHEN coalesce(p.kind = 'tool_call', false)
                      OR EXISTS (SELECT 1 FROM gdev_events c
-                                WHERE c.file_id = e.file_id AND c.run_id = e.run_id AND c.seq < e.seq
+                                WHERE c.run_id = e.run_id AND c.seq < e.seq
                                   AND c.kind = 'tool_call' AND c.own_tool = e.own_tool)
                 THEN 'tool_result' ELSE 'tool_call' END
          WHEN 'approval_decision' THEN
@@ -114,7 +127,8 @@ SELECT e.*,
               ELSE e.doc->>'status' END
          ELSE e.doc->>'status' END AS status_col
 FROM gdev_events e
-LEFT JOIN gdev_spans p ON p.file_id = e.file_id AND p.run_id = e.run_id AND p.span_id = e.parent_span_id;
+-- the parent span: a span_id is one line of its run
+LEFT JOIN gdev_events p ON p.run_id = e.run_id AND p.span_id = e.parent_span_id;
 
 -- success: false for an error, an error_code or a failure word; true for gdev's words for a step that went
 -- through; otherwise unknown (a guard that blocked did its job, it did not fail).
@@ -171,12 +185,13 @@ SELECT m.*,
        END AS content
 FROM gdev_mapped m;
 
--- One trace per run_id, starting at its first line; outcome from how the run ended (see docs).
+-- One trace per run_id, starting at its first line (by file, then position); outcome from how the run
+-- ended (see docs).
 WITH ends AS (
     -- an error with no fallback route that nothing after it got past
     SELECT f.*, f.kind = 'error' AND nullif(trim(f.doc->>'fallback_route'), '') IS NULL
                 AND NOT EXISTS (SELECT 1 FROM gdev_final later
-                                WHERE later.file_id = f.file_id AND later.run_id = f.run_id
+                                WHERE later.run_id = f.run_id
                                   AND later.seq > f.seq AND later.success) AS dead_end
     FROM gdev_final f
 )
@@ -193,10 +208,10 @@ SELECT run_id, 'gdev',
             WHEN bool_or(kind = 'approval_pending') AND NOT bool_or(kind = 'approval_decision') THEN 'pending'
             ELSE 'success' END,
        arg_min(doc->>'tenant_id_hash', seq) FILTER (WHERE nullif(trim(doc->>'tenant_id_hash'), '') IS NOT NULL),
-       arg_min(file, record), arg_min(line, record), min(ts), max(ts),
-       NULL, NULL, file_id, min(record)
+       arg_min(file, (file_id, record)), arg_min(line, (file_id, record)), min(ts), max(ts),
+       NULL, NULL, min(file_id), arg_min(record, (file_id, record))
 FROM ends
-GROUP BY file_id, run_id;
+GROUP BY run_id;
 
 -- extra: the line minus what has a column; status stays when the column holds a derived verdict, and a
 -- timestamp that did not parse stays too.
@@ -215,7 +230,7 @@ FROM gdev_final;
 
 DROP TABLE gdev_lines;
 DROP TABLE gdev_problems;
+DROP TABLE gdev_repeats;
 DROP TABLE gdev_events;
-DROP TABLE gdev_spans;
 DROP TABLE gdev_mapped;
 DROP TABLE gdev_final;

@@ -4,11 +4,13 @@
 --   OR (json_exists(doc, '$.traceId') AND json_exists(doc, '$.spanId'))
 -- priority: 300
 --
--- A trace is a traceId within one file; its spans become events in start-time order, followed in time by
--- their span events (exceptions, feedback, evaluations) and, for a span whose status is ERROR without an
--- exception event, an error event at the span's end. Span types follow the OpenTelemetry GenAI semantic
--- conventions and OpenInference span kinds (see docs/formats.md). A record with one unusable span is
--- rejected whole, naming the span's position, as the lessonweaver adapter does for a bad event.
+-- A trace is a traceId, gathered across the files of the batch; its spans become events in start-time order
+-- (then file and position), followed in time by their span events (exceptions, feedback, evaluations) and,
+-- for a span whose status is ERROR without an exception event, an error event at the span's end. Span types
+-- follow the OpenTelemetry GenAI semantic conventions and OpenInference span kinds (see docs/formats.md). A
+-- record with one unusable span is rejected whole, naming the span's position, as the lessonweaver adapter
+-- does for a bad event; a span delivered again with the same content is kept once and its record linked to
+-- the trace (record_links), one delivered again with other content is unusable.
 
 -- An OTLP AnyValue as plain JSON. intValue is a string in OTLP JSON (int64); a non-finite double stays
 -- text because JSON has no NaN. Nested arrays and kvlists are converted one level deep.
@@ -115,13 +117,10 @@ FROM otlp_docs d
 WHERE d.is_export AND d.t_resource_spans = 'ARRAY'
   AND NOT EXISTS (SELECT 1 FROM otlp_span_rows s WHERE s.file_id = d.file_id AND s.record = d.record);
 
-INSERT INTO rejects (file_id, line, record, reason)
-SELECT d.file_id, d.line, d.record, p.problem
-FROM otlp_problems p JOIN otlp_docs d USING (file_id, record);
-
--- The spans of usable records, parsed once.
-CREATE OR REPLACE TEMP TABLE otlp_spans AS
-SELECT s.file_id, s.record, s.pos, s.rs_index, s.resource, s.schema_url, s.scope, s.span,
+-- The spans of records with no format problem, parsed once. `content` is what a second delivery of the
+-- span must repeat: the span as written, its resource and its scope.
+CREATE OR REPLACE TEMP TABLE otlp_parsed AS
+SELECT s.file_id, s.record, s.pos, s.path, s.rs_index, s.resource, s.schema_url, s.scope, s.span,
        s.span->>'traceId' AS trace_id,
        s.span->>'spanId' AS span_id,
        nullif(trim(s.span->>'parentSpanId'), '') AS parent_span_id,
@@ -133,9 +132,46 @@ SELECT s.file_id, s.record, s.pos, s.rs_index, s.resource, s.schema_url, s.scope
        CASE upper(trim(s.span->'status'->>'code'))
             WHEN '2' THEN 'error' WHEN 'STATUS_CODE_ERROR' THEN 'error' WHEN 'ERROR' THEN 'error'
             WHEN '1' THEN 'ok' WHEN 'STATUS_CODE_OK' THEN 'ok' WHEN 'OK' THEN 'ok'
-            ELSE 'unset' END AS span_status
-FROM otlp_span_rows s
-WHERE NOT EXISTS (SELECT 1 FROM otlp_problems p WHERE p.file_id = s.file_id AND p.record = s.record);
+            ELSE 'unset' END AS span_status,
+       {'span': json(json_merge_patch(s.span, '{"resource":null,"scope":null}'))::VARCHAR,
+        'resource': json(s.resource)::VARCHAR, 'scope': json(s.scope)::VARCHAR} AS content
+FROM otlp_span_rows s ANTI JOIN otlp_problems p USING (file_id, record);
+
+-- A span delivered again under the same traceId and spanId (in its record, another record or another
+-- file) with other content conflicts: its record is rejected whole, and the first delivery stands.
+CREATE OR REPLACE TEMP TABLE otlp_conflicts AS
+SELECT file_id, record, arg_min(problem, pos) AS problem
+FROM (
+    SELECT s.file_id, s.record, s.pos,
+           s.path || 'conflicting duplicate of event ' || s.span_id || ' of trace ' || s.trace_id || ' (first at '
+               || first_value(d.file) OVER w
+               || coalesce(' line ' || first_value(d.line) OVER w, ' record ' || first_value(d.record) OVER w)
+               || ')' AS problem,
+           s.content IS NOT DISTINCT FROM first_value(s.content) OVER w AS identical,
+           row_number() OVER w AS nth
+    FROM otlp_parsed s JOIN otlp_docs d USING (file_id, record)
+    WINDOW w AS (PARTITION BY s.trace_id, s.span_id ORDER BY s.file_id, s.record, s.pos)
+)
+WHERE nth > 1 AND NOT identical
+GROUP BY file_id, record;
+
+INSERT INTO rejects (file_id, line, record, reason)
+SELECT d.file_id, d.line, d.record, p.problem
+FROM (SELECT * FROM otlp_problems UNION ALL SELECT * FROM otlp_conflicts) p JOIN otlp_docs d USING (file_id, record);
+
+-- The spans that become events: the first delivery of each, from the records not rejected. The others
+-- repeat it exactly.
+CREATE OR REPLACE TEMP TABLE otlp_spans AS
+SELECT * EXCLUDE (delivery, content) FROM (
+    SELECT s.*, row_number() OVER (PARTITION BY trace_id, span_id ORDER BY file_id, record, pos) AS delivery
+    FROM otlp_parsed s ANTI JOIN otlp_conflicts c USING (file_id, record)
+) WHERE delivery = 1;
+
+-- A record (or its part in a trace) made only of repeated spans is linked to the trace.
+INSERT INTO record_links (file_id, record, trace_id)
+SELECT file_id, record, trace_id FROM otlp_parsed ANTI JOIN otlp_conflicts USING (file_id, record)
+EXCEPT
+SELECT file_id, record, trace_id FROM otlp_spans;
 
 CREATE OR REPLACE TEMP TABLE otlp_span_events AS
 SELECT file_id, record, pos, generate_subscripts(items, 1) - 1 AS ev_index, unnest(items) AS ev
@@ -294,32 +330,33 @@ WHERE s.span_status = 'error'
   AND NOT EXISTS (SELECT 1 FROM otlp_typed_span_events e
                   WHERE e.file_id = s.file_id AND e.record = s.record AND e.pos = s.pos AND e.type = 'error');
 
--- One trace per traceId and file. Top spans have no parent in the trace; the earliest is the root.
+-- One trace per traceId, over its spans in all the files of the batch, starting at its first record (by
+-- file, then position). Top spans have no parent in the trace; the earliest is the root.
 CREATE OR REPLACE TEMP TABLE otlp_traces AS
 WITH tops AS (
     SELECT s.* FROM otlp_typed_spans s
     WHERE s.parent_span_id IS NULL
-       OR NOT EXISTS (SELECT 1 FROM otlp_spans p WHERE p.file_id = s.file_id AND p.trace_id = s.trace_id
-                                                   AND p.span_id = s.parent_span_id)
+       OR NOT EXISTS (SELECT 1 FROM otlp_spans p WHERE p.trace_id = s.trace_id AND p.span_id = s.parent_span_id)
 ),
 roots AS (
-    SELECT file_id, trace_id, failed, unnest(root)
-    FROM (SELECT file_id, trace_id, bool_or(span_status = 'error') AS failed,
-                 arg_min(struct_pack(record, pos, rs_index, name, attrs, resource, schema_url),
-                         (start_ns IS NULL, start_ns, record, pos)) AS root
-          FROM tops GROUP BY file_id, trace_id)
+    SELECT trace_id, failed, unnest(root)
+    FROM (SELECT trace_id, bool_or(span_status = 'error') AS failed,
+                 arg_min(struct_pack(root_file_id := file_id, root_record := record, rs_index, name, attrs,
+                                     resource, schema_url),
+                         (start_ns IS NULL, start_ns, file_id, record, pos)) AS root
+          FROM tops GROUP BY trace_id)
 ),
 spans AS (
-    SELECT file_id, trace_id, min(record) AS first_record, min(start_ns) AS start_ns,
-           max(coalesce(end_ns, start_ns)) AS end_ns
-    FROM otlp_spans GROUP BY file_id, trace_id
+    SELECT trace_id, min(file_id) AS file_id, arg_min(record, (file_id, record)) AS first_record,
+           min(start_ns) AS start_ns, max(coalesce(end_ns, start_ns)) AS end_ns
+    FROM otlp_spans GROUP BY trace_id
 )
 SELECT s.file_id, s.trace_id, s.first_record, s.start_ns, s.end_ns, r.failed, r.name AS root_name,
        r.attrs AS root_attrs, ra.attrs AS resource_attrs,
        nullif(json_merge_patch(json_merge_patch(coalesce(r.resource, '{}'), '{"attributes":null}'),
                                json_object('schemaUrl', r.schema_url))::VARCHAR, '{}')::JSON AS extra
-FROM spans s JOIN roots r USING (file_id, trace_id)
-LEFT JOIN otlp_attrs ra ON ra.file_id = s.file_id AND ra.record = r.record AND ra.owner = 'r' || r.rs_index;
+FROM spans s JOIN roots r USING (trace_id)
+LEFT JOIN otlp_attrs ra ON ra.file_id = r.root_file_id AND ra.record = r.root_record AND ra.owner = 'r' || r.rs_index;
 
 INSERT INTO traces (trace_id, format, source, task, outcome, tenant, file, line, started_at, ended_at,
                     metadata, extra, file_id, record)
@@ -339,8 +376,8 @@ FROM otlp_traces t JOIN otlp_docs d ON d.file_id = t.file_id AND d.record = t.fi
 INSERT INTO events (trace_id, seq, event_id, type, raw_type, content, status, success, tool_name, ts,
                     parent_id, metadata, extra, file_id, record)
 SELECT trace_id,
-       row_number() OVER (PARTITION BY file_id, trace_id
-                          ORDER BY sort_ns NULLS LAST, record, pos, part, ev_index),
+       row_number() OVER (PARTITION BY trace_id
+                          ORDER BY sort_ns NULLS LAST, file_id, record, pos, part, ev_index),
        event_id, type, raw_type, content, status, success, tool_name, otlp_ts(ts_ns), parent_id, metadata,
        extra, file_id, record
 FROM otlp_events;
@@ -348,6 +385,8 @@ FROM otlp_events;
 DROP TABLE otlp_docs;
 DROP TABLE otlp_span_rows;
 DROP TABLE otlp_problems;
+DROP TABLE otlp_parsed;
+DROP TABLE otlp_conflicts;
 DROP TABLE otlp_spans;
 DROP TABLE otlp_span_events;
 DROP TABLE otlp_attr_rows;

@@ -5,12 +5,13 @@
 --   AND (coalesce(doc->>'type', '') = 'trace_event' OR json_exists(doc, '$.scope') OR json_exists(doc, '$.task_id'))
 -- priority: 300
 --
--- Reads records_in(file_id, file, line, record, doc) and fills staging traces, events and rejects.
+-- Reads records_in(file_id, file, line, record, doc) and fills staging traces, events, rejects and record_links.
 -- A trace is a task_id, gathered across the records (and files) of the batch. Records come in two shapes:
 -- the wire envelope the server sends (event_id, older names such as tool_execution_start) and the
 -- documented one (id, scope/action/category, names such as action_start_tool); both route onto the same
 -- scope/action/category and from there onto canonical types. An event id seen twice in a task (a replay
--- on reconnect, or the same run delivered in both shapes) is kept once; later copies are rejected.
+-- on reconnect, or the same run delivered again or in the other shape) is kept once: a later copy whose
+-- canonical fields agree is linked to the trace (record_links), one that differs is rejected.
 
 -- The older names the server still sends, as the scope/action/category they stand for.
 CREATE OR REPLACE TEMP TABLE stream_legacy_names (name VARCHAR, scope VARCHAR, action VARCHAR, category VARCHAR);
@@ -78,26 +79,7 @@ SELECT file_id, record, problem FROM (
     FROM stream_docs
 ) WHERE problem IS NOT NULL;
 
--- Later deliveries of an event id already seen in the same task.
-CREATE OR REPLACE TEMP TABLE stream_duplicates AS
-SELECT file_id, record,
-       'duplicate of event ' || event_id || ' of trace_id ' || task_id || ' (first at ' || first_file
-           || coalesce(' line ' || first_line, ' record ' || first_record) || ')' AS problem
-FROM (
-    SELECT d.file_id, d.record, d.event_id, d.task_id,
-           first_value(d.file) OVER w AS first_file, first_value(d.line) OVER w AS first_line,
-           first_value(d.record) OVER w AS first_record, row_number() OVER w AS nth
-    FROM stream_docs d ANTI JOIN stream_problems p USING (file_id, record)
-    WHERE d.event_id IS NOT NULL
-    WINDOW w AS (PARTITION BY d.task_id, d.event_id ORDER BY d.file_id, d.record)
-) WHERE nth > 1;
-
-INSERT INTO rejects (file_id, line, record, reason)
-SELECT d.file_id, d.line, d.record, p.problem
-FROM (SELECT * FROM stream_problems UNION ALL SELECT * FROM stream_duplicates) p
-JOIN stream_docs d USING (file_id, record);
-
--- Each usable event with its route: scope/action/category as written, else what its name stands for.
+-- Each well-formed event with its route: scope/action/category as written, else what its name stands for.
 CREATE OR REPLACE TEMP TABLE stream_routed AS
 WITH named AS (
     SELECT d.*, lower(trim(d.raw_type)) AS name,
@@ -107,10 +89,10 @@ WITH named AS (
                           ['scope', 'action', 'category']) AS parsed
     FROM stream_docs d
     ANTI JOIN stream_problems p USING (file_id, record)
-    ANTI JOIN stream_duplicates x USING (file_id, record)
 )
 SELECT n.file_id, n.file, n.line, n.record, n.doc, n.data, n.raw_type,
        n.task_id AS trace_id,
+       n.event_id AS written_id,
        coalesce(n.event_id, 'record-' || n.record) AS event_id,
        CASE WHEN n.doc->>'scope' IS NOT NULL AND n.doc->>'action' IS NOT NULL AND n.doc->>'category' IS NOT NULL
                  THEN {'scope': lower(trim(n.doc->>'scope')), 'action': lower(trim(n.doc->>'action')),
@@ -158,11 +140,9 @@ SELECT r.*,
        coalesce(data->>'error_message', data->>'error') AS error_text
 FROM stream_routed r;
 
--- Ordered by timestamp, then position; an event without one keeps the time of the event before it.
-CREATE OR REPLACE TEMP TABLE stream_events AS
-SELECT trace_id,
-       CAST(row_number() OVER (PARTITION BY trace_id ORDER BY sort_ts NULLS FIRST, file_id, record) AS INTEGER) AS seq,
-       event_id, type, raw_type,
+-- Every well-formed record as the event it would become.
+CREATE OR REPLACE TEMP TABLE stream_mapped AS
+SELECT trace_id, written_id, event_id, type, raw_type,
        CASE type
          WHEN 'user_message' THEN coalesce(data->>'message', data->>'content')
          WHEN 'assistant_message' THEN coalesce(data->>'content', data->>'message')
@@ -189,12 +169,47 @@ SELECT trace_id,
        data AS extra,
        -- what pairs a tool start with its result: the call id, else the tool
        CASE WHEN type IN ('tool_call', 'tool_result') THEN coalesce(data->>'tool_call_id', tool_name) END AS call_key,
-       route, is_run_end, file_id, file, line, record
+       route, is_run_end, doc->>'step_id' AS step_id, file_id, file, line, record
+FROM stream_typed;
+
+-- Later records with an event id already seen in their task (in any file): a replay on reconnect, the same
+-- run delivered again, or in the other shape. They repeat the event when its canonical fields agree (type,
+-- content, status, success, tool, time, parent, step and data; not the name or envelope, which differ
+-- between the shapes): linked to the trace. Otherwise they conflict and are rejected. The first wins.
+CREATE OR REPLACE TEMP TABLE stream_repeats AS
+SELECT file_id, record, trace_id, identical,
+       'conflicting duplicate of event ' || written_id || ' of trace ' || trace_id || ' (first at ' || first_file
+           || coalesce(' line ' || first_line, ' record ' || first_record) || ')' AS problem
 FROM (
-    SELECT *, coalesce(ts, last_value(ts IGNORE NULLS) OVER (
-                  PARTITION BY trace_id ORDER BY file_id, record
-                  ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)) AS sort_ts
-    FROM stream_typed
+    SELECT file_id, record, trace_id, written_id,
+           first_value(file) OVER w AS first_file, first_value(line) OVER w AS first_line,
+           first_value(record) OVER w AS first_record,
+           canonical IS NOT DISTINCT FROM first_value(canonical) OVER w AS identical,
+           row_number() OVER w AS nth
+    FROM (SELECT *, {'type': type, 'content': content, 'status': status, 'success': success, 'tool_name': tool_name,
+                     'ts': ts, 'parent_id': parent_id, 'step_id': step_id, 'data': extra::VARCHAR} AS canonical
+          FROM stream_mapped WHERE written_id IS NOT NULL)
+    WINDOW w AS (PARTITION BY trace_id, written_id ORDER BY file_id, record)
+) WHERE nth > 1;
+
+INSERT INTO rejects (file_id, line, record, reason)
+SELECT d.file_id, d.line, d.record, p.problem
+FROM (SELECT file_id, record, problem FROM stream_problems
+      UNION ALL SELECT file_id, record, problem FROM stream_repeats WHERE NOT identical) p
+JOIN stream_docs d USING (file_id, record);
+
+INSERT INTO record_links (file_id, record, trace_id)
+SELECT file_id, record, trace_id FROM stream_repeats WHERE identical;
+
+-- Ordered by timestamp, then file and position; an event without one keeps the time of the event before it.
+CREATE OR REPLACE TEMP TABLE stream_events AS
+SELECT CAST(row_number() OVER (PARTITION BY trace_id ORDER BY sort_ts NULLS FIRST, file_id, record) AS INTEGER) AS seq,
+       *
+FROM (
+    SELECT m.*, coalesce(ts, last_value(ts IGNORE NULLS) OVER (
+                    PARTITION BY trace_id ORDER BY file_id, record
+                    ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)) AS sort_ts
+    FROM stream_mapped m ANTI JOIN stream_repeats r USING (file_id, record)
 );
 
 INSERT INTO traces (trace_id, format, source, task, outcome, tenant, file, line, started_at, ended_at,
@@ -251,7 +266,8 @@ FROM (
 DROP TABLE stream_legacy_names;
 DROP TABLE stream_docs;
 DROP TABLE stream_problems;
-DROP TABLE stream_duplicates;
 DROP TABLE stream_routed;
 DROP TABLE stream_typed;
+DROP TABLE stream_mapped;
+DROP TABLE stream_repeats;
 DROP TABLE stream_events;

@@ -3,9 +3,10 @@
 -- match: json_exists(doc, '$.event_id') AND json_exists(doc, '$.event_type') AND json_exists(doc, '$.payload')
 -- priority: 300
 --
--- Reads records_in(file_id, file, line, record, doc) and fills staging traces, events and rejects.
--- A trace is a run: metadata.run_id, else the nearest run_id up the parent_event_id chain (within the
--- file), else the event_id of the run_start at the chain's root. Real runs differ from the spec (llm_response
+-- Reads records_in(file_id, file, line, record, doc) and fills staging traces, events, rejects and
+-- record_links. A trace is a run: metadata.run_id, else the nearest run_id up the parent_event_id chain
+-- (within the file), else the event_id of the run_start at the chain's root; a run's lines are gathered
+-- across all the files of the batch. Real runs differ from the spec (llm_response
 -- and agent_start exist, worker_* carry `worker`, critic_review carries `draft_answer`): both are read.
 
 CREATE OR REPLACE TEMP MACRO traceevent_strip(s) AS regexp_replace(s, '^\s+|\s+$', '', 'g');
@@ -58,8 +59,10 @@ SELECT l.file_id, l.record,
                 CASE WHEN l.parent_id IS NULL AND l.kind = 'run_start' THEN l.event_id END) AS trace_id
 FROM traceevent_lines l LEFT JOIN resolved r USING (file_id, record);
 
--- The first thing wrong with each line; a line repeating an event of its run is a duplicate delivery.
-CREATE OR REPLACE TEMP TABLE traceevent_problems AS
+-- The first thing wrong with each line; then, among the good lines, each later line carrying an event_id
+-- already seen in its run (in any file): the same JSON is a replay or a second delivery, linked to the
+-- run; anything else is a conflict, rejected. The first line wins either way.
+CREATE OR REPLACE TEMP TABLE traceevent_set_aside AS
 WITH checked AS (
     SELECT l.file_id, l.record, l.line, l.file, l.event_id, lt.trace_id,
            CASE
@@ -78,23 +81,32 @@ WITH checked AS (
            END AS problem
     FROM traceevent_lines l JOIN traceevent_line_traces lt USING (file_id, record)
 ),
-duplicates AS (
-    SELECT file_id, record,
-           'duplicate event: same event_id in the same run as line ' || first_line || ' of ' || first_file AS problem
-    FROM (SELECT file_id, record,
-                 first_value(line) OVER w AS first_line, first_value(file) OVER w AS first_file,
+repeats AS (
+    SELECT file_id, record, trace_id,
+           CASE WHEN NOT identical
+                THEN 'conflicting duplicate of event ' || event_id || ' of trace ' || trace_id || ' (first at '
+                     || first_file || coalesce(' line ' || first_line, ' record ' || first_record) || ')' END AS problem
+    FROM (SELECT c.*,
+                 first_value(c.file) OVER w AS first_file, first_value(c.line) OVER w AS first_line,
+                 first_value(c.record) OVER w AS first_record,
+                 c.content = first_value(c.content) OVER w AS identical,
                  row_number() OVER w AS nth
-          FROM checked WHERE problem IS NULL
+          FROM (SELECT checked.*, json(l.doc)::VARCHAR AS content
+                FROM checked JOIN traceevent_lines l USING (file_id, record) WHERE problem IS NULL) c
           WINDOW w AS (PARTITION BY trace_id, event_id ORDER BY file_id, record))
     WHERE nth > 1
 )
-SELECT file_id, record, problem FROM checked WHERE problem IS NOT NULL
+SELECT file_id, record, NULL AS trace_id, problem FROM checked WHERE problem IS NOT NULL
 UNION ALL
-SELECT file_id, record, problem FROM duplicates;
+SELECT file_id, record, trace_id, problem FROM repeats;
 
 INSERT INTO rejects (file_id, line, record, reason)
-SELECT l.file_id, l.line, l.record, p.problem
-FROM traceevent_problems p JOIN traceevent_lines l USING (file_id, record);
+SELECT l.file_id, l.line, l.record, c.problem
+FROM traceevent_set_aside c JOIN traceevent_lines l USING (file_id, record)
+WHERE c.problem IS NOT NULL;
+
+INSERT INTO record_links (file_id, record, trace_id)
+SELECT file_id, record, trace_id FROM traceevent_set_aside WHERE problem IS NULL;
 
 -- The usable lines, in run order: by timestamp, then position. A line without a timestamp keeps the
 -- timestamp of the line before it, so it stays where it was written.
@@ -104,7 +116,8 @@ SELECT l.*, lt.trace_id,
 FROM (SELECT *, last_value(ts IGNORE NULLS) OVER (PARTITION BY file_id ORDER BY record) AS sort_ts
       FROM traceevent_lines) l
 JOIN traceevent_line_traces lt USING (file_id, record)
-WHERE NOT EXISTS (SELECT 1 FROM traceevent_problems p WHERE p.file_id = l.file_id AND p.record = l.record);
+-- the lines set aside are rejected or linked
+ANTI JOIN traceevent_set_aside c USING (file_id, record);
 
 -- peer_handoff messages have a fixed form: `HANDOFF: customer_id=..., tier=..., name=..., status=...`.
 CREATE OR REPLACE TEMP TABLE traceevent_handoffs AS
@@ -206,7 +219,7 @@ FROM traceevent_kept k LEFT JOIN traceevent_handoffs h USING (file_id, record);
 DROP TABLE traceevent_lines;
 DROP TABLE traceevent_nodes;
 DROP TABLE traceevent_line_traces;
-DROP TABLE traceevent_problems;
+DROP TABLE traceevent_set_aside;
 DROP TABLE traceevent_kept;
 DROP TABLE traceevent_handoffs;
 DROP MACRO traceevent_strip;
