@@ -34,6 +34,7 @@ CREATE OR REPLACE TABLE record_links (file_id BIGINT, record BIGINT, trace_id VA
 
 
 _NAME = re.compile(r"^[a-z0-9_-]+$")
+SNIFF_RECORDS = 50  # a file's format is decided by its first records; the adapter judges every record
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,8 @@ def adapt(con: duckdb.DuckDBPyConnection, adapters: list[Adapter], forced: str |
             INSERT INTO file_formats
             SELECT file_id, arg_max(fmt, (n, -(CASE fmt {rank} END))) FROM (
                 SELECT file_id, fmt, count(*) AS n
-                FROM (SELECT file_id, CASE {cases} END AS fmt FROM records)
+                FROM (SELECT file_id, CASE {cases} END AS fmt FROM records
+                      QUALIFY row_number() OVER (PARTITION BY file_id ORDER BY record) <= {SNIFF_RECORDS})
                 WHERE fmt IS NOT NULL GROUP BY ALL
             ) GROUP BY file_id
             """
@@ -122,7 +124,13 @@ def _settle_duplicates(con: duckdb.DuckDBPyConnection) -> None:
             SELECT file_id, record, trace_id FROM traces
             UNION ALL SELECT file_id, record, trace_id FROM events
             UNION ALL SELECT file_id, record, trace_id FROM record_links
-        );
+        )
+        """
+    )
+    if con.execute("SELECT count(*) = count(DISTINCT trace_id) FROM traces").fetchone()[0]:
+        return
+    con.execute(
+        """
 
         CREATE OR REPLACE TEMP TABLE later_copies AS
         SELECT t.file_id, t.record, t.trace_id, fl.path AS first_file,

@@ -121,37 +121,41 @@ def read_files(con: duckdb.DuckDBPyConnection, files: Iterable[InputFile], known
         -- A file is one JSON document (an object, or an array of records) or one record per line.
         -- The suffix says which to try first; a pretty-printed .jsonl or a one-array file is still read.
         -- JSON functions raise on invalid input, so each is guarded by json_valid inside a CASE.
+        -- Whole-file texts are only searched (regexp), never trimmed: a trim copies the whole file.
         CREATE OR REPLACE TEMP TABLE file_text AS
         SELECT file_id, text,
                CASE
-                 WHEN text IS NULL OR trim(text, E' \\t\\r\\n') = '' THEN 'empty'
+                 WHEN text IS NULL OR NOT regexp_matches(text, '[^ \\t\\r\\n]') THEN 'empty'
                  WHEN hint = 'json' AND json_valid(text) THEN 'document'
                  WHEN hint = 'jsonl'
                       AND (CASE WHEN json_valid(first_line) THEN json_type(first_line) = 'ARRAY' ELSE true END)
                       AND json_valid(text) THEN 'document'
                  ELSE 'lines'
                END AS layout
-        FROM (SELECT *, split_part(ltrim(text, E' \\t\\r\\n'), E'\\n', 1) AS first_line FROM incoming_files);
+        FROM (SELECT *, regexp_extract(text, '^[ \\t\\r\\n]*([^\\n]*)', 1) AS first_line FROM incoming_files);
 
         CREATE OR REPLACE TEMP TABLE documents AS
         SELECT file_id, text, json_type(text) AS kind FROM file_text WHERE layout = 'document';
 
+        -- A trailing \\r (CRLF files) is JSON whitespace and needs no trimming. Blank lines are no records.
         CREATE OR REPLACE TEMP TABLE raw_records AS
-        SELECT file_id, line, record, text,
-               CASE WHEN json_valid(text) THEN json_type(text) ELSE 'INVALID' END AS kind
-        FROM (
-            SELECT file_id, line, line AS record, rtrim(text, E'\\r') AS text
+        SELECT file_id, line, record, text, kind FROM (
+            SELECT file_id, line, record, text,
+                   CASE WHEN json_valid(text) THEN json_type(text) ELSE 'INVALID' END AS kind
+            FROM (
+            SELECT file_id, line, line AS record, text
             FROM (
                 SELECT file_id, generate_subscripts(parts, 1) AS line, unnest(parts) AS text
                 FROM (SELECT file_id, string_split(text, E'\\n') AS parts FROM file_text WHERE layout = 'lines')
             )
-            WHERE trim(text, E' \\t\\r') <> ''
+            WHERE length(text) > 0
             UNION ALL
             SELECT file_id, NULL::BIGINT, generate_subscripts(items, 1), CAST(unnest(items) AS VARCHAR)
             FROM (SELECT file_id, json_extract(text, '$[*]') AS items FROM documents WHERE kind = 'ARRAY')
             UNION ALL
             SELECT file_id, 1, 1, text FROM documents WHERE kind <> 'ARRAY'
-        );
+            )
+        ) WHERE kind <> 'INVALID' OR regexp_matches(text, '[^ \\t\\r]');
 
         DROP TABLE documents;
         DROP TABLE file_text;
@@ -161,7 +165,7 @@ def read_files(con: duckdb.DuckDBPyConnection, files: Iterable[InputFile], known
     con.execute(
         """
         CREATE OR REPLACE TABLE records AS
-        SELECT file_id, line, record, text::JSON AS doc
+        SELECT file_id, line, record, text AS doc  -- valid JSON text, checked above: no second parse
         FROM raw_records WHERE kind = 'OBJECT';
 
         CREATE OR REPLACE TABLE rejects (file_id BIGINT, line BIGINT, record BIGINT, reason VARCHAR);

@@ -8,25 +8,40 @@
 -- Also reads the weaver-spec failure-case records that lessonweaver's own examples include: the failure
 -- becomes an error event and its correction a human_correction.
 
+-- A JSON value's type from the first character of its text: from_json hands sub-values back as
+-- minified JSON text, so this costs no second parse.
+CREATE OR REPLACE TEMP MACRO lw_kind(j) AS
+    CASE left(j, 1) WHEN '{' THEN 'OBJECT' WHEN '[' THEN 'ARRAY' WHEN '"' THEN 'VARCHAR'
+                    WHEN 't' THEN 'BOOLEAN' WHEN 'f' THEN 'BOOLEAN' WHEN 'n' THEN 'NULL'
+                    ELSE CASE WHEN j IS NULL THEN NULL ELSE 'NUMBER' END END;
+
+-- Each record parsed once into its top-level fields; json_keys (a second, cheap pass) tells whether
+-- it has fields with no canonical column, which only then are kept in extra.
 CREATE OR REPLACE TEMP TABLE lw_docs AS
-SELECT file_id, file, line, record, doc,
-       coalesce(doc->>'schema', '') LIKE 'weaver-spec/failure-case%' AS is_failure_case,
-       json_type(doc, '$.trace_id') AS t_trace_id,
-       json_type(doc, '$.source') AS t_source,
-       json_type(doc, '$.task') AS t_task,
-       json_type(doc, '$.outcome') AS t_outcome,
-       json_type(doc, '$.events') AS t_events
-FROM records_in;
+SELECT file_id, file, line, record, d.*,
+       coalesce(d.schema, '') LIKE 'weaver-spec/failure-case%' AS is_failure_case,
+       lw_kind(d.trace_id) AS t_trace_id, lw_kind(d.source) AS t_source, lw_kind(d.task) AS t_task,
+       lw_kind(d.outcome) AS t_outcome, lw_kind(d.events) AS t_events,
+       len(list_filter(json_keys(doc), lambda k: k NOT IN ('trace_id', 'source', 'task', 'outcome', 'metadata', 'events',
+                                                      'schema', 'failure_id', 'failure', 'correction'))) > 0
+           OR (coalesce(d.schema, '') NOT LIKE 'weaver-spec/failure-case%' AND d.schema IS NOT NULL) AS has_extra
+FROM (SELECT *, from_json(doc, '{"trace_id": "JSON", "source": "JSON", "task": "JSON", "outcome": "JSON",
+                                 "events": "JSON", "metadata": "JSON", "schema": "VARCHAR", "failure_id": "JSON",
+                                 "failure": "JSON", "correction": "JSON"}') AS d
+      FROM records_in);
 
 -- One row per event of a well-shaped trace, parsed once into a struct.
 CREATE OR REPLACE TEMP TABLE lw_events AS
-SELECT file_id, record, seq, json_type(ev) AS t_ev, ev,
+SELECT file_id, record, seq, lw_kind(ev) AS t_ev, ev,
        from_json(ev, '{"id": "VARCHAR", "type": "VARCHAR", "content": "VARCHAR", "status": "VARCHAR",
                        "success": "VARCHAR", "metadata": "JSON", "timestamp": "VARCHAR",
-                       "parent_id": "VARCHAR", "tool_name": "VARCHAR"}') AS e
+                       "parent_id": "VARCHAR", "tool_name": "VARCHAR"}') AS e,
+       lw_kind(ev) = 'OBJECT'
+           AND len(list_filter(json_keys(ev), lambda k: k NOT IN ('id', 'type', 'content', 'status', 'success', 'metadata',
+                                                             'timestamp', 'parent_id', 'tool_name'))) > 0 AS has_extra
 FROM (
     SELECT file_id, record, generate_subscripts(evs, 1) AS seq, unnest(evs) AS ev
-    FROM (SELECT file_id, record, json_extract(doc, '$.events[*]') AS evs
+    FROM (SELECT file_id, record, from_json(events, '["JSON"]') AS evs
           FROM lw_docs WHERE NOT is_failure_case AND t_events = 'ARRAY')
 );
 
@@ -36,8 +51,8 @@ WITH field_problems AS (
     SELECT file_id, record,
            CASE
              WHEN t_trace_id IS NULL OR t_trace_id = 'NULL' THEN 'missing required field ''trace_id'''
-             WHEN t_trace_id NOT IN ('VARCHAR', 'BIGINT', 'UBIGINT') THEN 'field ''trace_id'' must be a string'
-             WHEN trim(doc->>'trace_id') = '' THEN 'field ''trace_id'' is empty'
+             WHEN t_trace_id NOT IN ('VARCHAR', 'NUMBER') THEN 'field ''trace_id'' must be a string'
+             WHEN trim(trace_id->>'$') = '' THEN 'field ''trace_id'' is empty'
              WHEN t_source IS NULL OR t_source = 'NULL' THEN 'missing required field ''source'''
              WHEN t_task IS NULL OR t_task = 'NULL' THEN 'missing required field ''task'''
              WHEN t_outcome IS NULL OR t_outcome = 'NULL' THEN 'missing required field ''outcome'''
@@ -50,7 +65,7 @@ WITH field_problems AS (
     FROM lw_docs WHERE NOT is_failure_case
     UNION ALL
     SELECT file_id, record,
-           CASE WHEN json_type(doc, '$.failure_id') IS NULL THEN 'missing required field ''failure_id''' END
+           CASE WHEN failure_id IS NULL THEN 'missing required field ''failure_id''' END
     FROM lw_docs WHERE is_failure_case
 ),
 event_problems AS (
@@ -75,20 +90,22 @@ FROM lw_problems p JOIN lw_docs d USING (file_id, record);
 
 INSERT INTO traces (trace_id, format, source, task, outcome, tenant, file, line, started_at, ended_at,
                     metadata, extra, file_id, record)
-SELECT CASE WHEN is_failure_case THEN doc->>'failure_id' ELSE doc->>'trace_id' END,
+SELECT CASE WHEN is_failure_case THEN failure_id->>'$' ELSE trace_id->>'$' END,
        'lessonweaver',
-       doc->>'source',
-       doc->>'task',
-       CASE WHEN NOT is_failure_case THEN doc->>'outcome'
-            WHEN json_exists(doc, '$.correction') THEN 'corrected_by_human'
+       source->>'$',
+       task->>'$',
+       CASE WHEN NOT is_failure_case THEN outcome->>'$'
+            WHEN correction IS NOT NULL THEN 'corrected_by_human'
             ELSE 'failure' END,
-       doc->'metadata'->>'tenant_id',
+       metadata->>'tenant_id',
        file, line, NULL, NULL,
-       doc->'metadata',
-       nullif(json_merge_patch(doc, CASE WHEN is_failure_case
+       metadata,
+       CASE WHEN has_extra THEN nullif(json_merge_patch((SELECT r.doc FROM records_in r
+                                                          WHERE r.file_id = d.file_id AND r.record = d.record),
+                                                         CASE WHEN is_failure_case
            THEN '{"failure_id":null,"source":null,"task":null,"metadata":null,"failure":null,"correction":null}'
            ELSE '{"trace_id":null,"source":null,"task":null,"outcome":null,"metadata":null,"events":null}' END)::VARCHAR,
-           '{}')::JSON,
+           '{}')::JSON END,
        file_id, record
 FROM lw_docs d
 WHERE NOT EXISTS (SELECT 1 FROM lw_problems p WHERE p.file_id = d.file_id AND p.record = d.record);
@@ -103,9 +120,8 @@ SELECT t.trace_id, ev.seq, ev.e.id, lw_canonical_type(ev.e.type), ev.e.type, ev.
        try_cast(ev.e.timestamp AS TIMESTAMP),
        ev.e.parent_id,
        ev.e.metadata,
-       nullif(json_merge_patch(ev.ev, '{"id":null,"type":null,"content":null,"status":null,"success":null,
-                                        "metadata":null,"timestamp":null,"parent_id":null,"tool_name":null}')::VARCHAR,
-              '{}')::JSON,
+       CASE WHEN ev.has_extra THEN json_merge_patch(ev.ev, '{"id":null,"type":null,"content":null,"status":null,
+           "success":null,"metadata":null,"timestamp":null,"parent_id":null,"tool_name":null}') END,
        ev.file_id, ev.record
 FROM lw_events ev JOIN traces t USING (file_id, record)
 WHERE t.format = 'lessonweaver';
@@ -114,16 +130,16 @@ WHERE t.format = 'lessonweaver';
 INSERT INTO events (trace_id, seq, event_id, type, raw_type, content, status, success, tool_name, ts,
                     parent_id, metadata, extra, file_id, record)
 SELECT t.trace_id, 1, 'failure', 'error', 'failure',
-       concat_ws(' ', d.doc->'failure'->>'summary', d.doc->'failure'->>'detail'),
+       concat_ws(' ', d.failure->>'summary', d.failure->>'detail'),
        'failed', false, NULL, NULL, NULL,
-       json_object('severity', d.doc->'failure'->>'severity'), NULL, d.file_id, d.record
+       json_object('severity', d.failure->>'severity'), NULL, d.file_id, d.record
 FROM lw_docs d JOIN traces t USING (file_id, record)
-WHERE d.is_failure_case AND json_exists(d.doc, '$.failure')
+WHERE d.is_failure_case AND d.failure IS NOT NULL
 UNION ALL
 SELECT t.trace_id, 2, 'correction', 'human_correction', 'correction',
-       d.doc->'correction'->>'summary', NULL, NULL, NULL, NULL, NULL, NULL, NULL, d.file_id, d.record
+       d.correction->>'summary', NULL, NULL, NULL, NULL, NULL, NULL, NULL, d.file_id, d.record
 FROM lw_docs d JOIN traces t USING (file_id, record)
-WHERE d.is_failure_case AND json_exists(d.doc, '$.correction');
+WHERE d.is_failure_case AND d.correction IS NOT NULL;
 
 DROP TABLE lw_docs;
 DROP TABLE lw_events;
