@@ -74,15 +74,22 @@ def adapt(con: duckdb.DuckDBPyConnection, adapters: list[Adapter], forced: str |
     else:
         cases = " ".join(f"WHEN ({a.match}) THEN '{a.format}'" for a in adapters)
         rank = " ".join(f"WHEN '{a.format}' THEN {i}" for i, a in enumerate(adapters))
+        # Matched in a step of its own: JSON functions on very large records inside an aggregate's
+        # pipeline can exhaust the memory limit, while a plain projection does not.
+        con.execute(
+            f"""
+            CREATE OR REPLACE TEMP TABLE sniffed AS
+            SELECT file_id, CASE {cases} END AS fmt FROM records
+            QUALIFY row_number() OVER (PARTITION BY file_id ORDER BY record) <= {SNIFF_RECORDS}
+            """
+        )
         con.execute(
             f"""
             INSERT INTO file_formats
             SELECT file_id, arg_max(fmt, (n, -(CASE fmt {rank} END))) FROM (
-                SELECT file_id, fmt, count(*) AS n
-                FROM (SELECT file_id, CASE {cases} END AS fmt FROM records
-                      QUALIFY row_number() OVER (PARTITION BY file_id ORDER BY record) <= {SNIFF_RECORDS})
-                WHERE fmt IS NOT NULL GROUP BY ALL
-            ) GROUP BY file_id
+                SELECT file_id, fmt, count(*) AS n FROM sniffed WHERE fmt IS NOT NULL GROUP BY ALL
+            ) GROUP BY file_id;
+            DROP TABLE sniffed;
             """
         )
     known = ", ".join(names)

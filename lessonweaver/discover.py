@@ -39,7 +39,12 @@ def _is_trace_name(name: str) -> bool:
 
 
 def _entry(path: str) -> InputFile:
-    st = os.stat(path)
+    """A file to read; one that cannot even be looked at (a dangling link) is still listed, and reading
+    it then says why, so one bad entry never stops the walk."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return InputFile(path=path, size=0, mtime=0.0)
     return InputFile(path=path, size=st.st_size, mtime=st.st_mtime)
 
 

@@ -34,20 +34,39 @@ class TransientReadError(RuntimeError):
 _ENRICH_LIMIT = 1000  # invalid lines per file that get a precise parser message
 
 
-def _gunzip(raw: bytes) -> tuple[bytes, str | None]:
-    """Decompress every gzip member; on a truncated or corrupt stream keep what came out before it."""
+def _inflate(data: memoryview, chunk: int) -> tuple[list[bytes], "zlib._Decompress", bool]:
+    """Inflate one gzip member chunk by chunk: (output so far, the inflater, whether it hit damage)."""
+    inflater = zlib.decompressobj(wbits=31)
     out: list[bytes] = []
-    data = raw
-    while data:
-        inflater = zlib.decompressobj(wbits=31)
-        try:
-            out.append(inflater.decompress(data))
-            out.append(inflater.flush())
-        except zlib.error:
-            return b"".join(out), "corrupt gzip data: kept the lines before the damage"
+    pos = 0
+    try:
+        while not inflater.eof and pos < len(data):
+            out.append(inflater.decompress(data[pos:pos + chunk]))
+            pos += chunk
+    except zlib.error:
+        return out, inflater, True
+    return out, inflater, False
+
+
+def _gunzip(raw: bytes) -> tuple[bytes, str | None]:
+    """Decompress every gzip member; on a truncated or corrupt stream keep what came out before it.
+
+    Input goes to zlib in chunks, so output produced before the damage is kept (the damaged line itself
+    is then rejected as invalid JSON); at damage, the member is inflated again in small chunks to keep
+    as much as possible.
+    """
+    out: list[bytes] = []
+    data = memoryview(raw)
+    while len(data):
+        part, inflater, damaged = _inflate(data, 1 << 16)
+        if damaged:
+            part = _inflate(data, 256)[0]
+            return b"".join(out + part), "corrupt gzip data: kept the lines before the damage"
+        out += part
         if not inflater.eof:
+            out.append(inflater.flush())
             return b"".join(out), "truncated gzip stream: kept the lines before the cut"
-        data = inflater.unused_data.lstrip(b"\x00")
+        data = memoryview(inflater.unused_data.lstrip(b"\x00"))
     return b"".join(out), None
 
 

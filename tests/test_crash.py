@@ -39,7 +39,8 @@ def snapshot(db: Path, out: Path) -> dict:
 def run_cli(db: Path, out: Path, crash_at: str | None = None) -> subprocess.CompletedProcess:
     from prefect.settings import PREFECT_API_URL
 
-    env = {**os.environ, "PREFECT_API_URL": PREFECT_API_URL.value()}
+    # A fixed tenant salt: each new database otherwise makes its own, and tenant hashes would differ.
+    env = {**os.environ, "PREFECT_API_URL": PREFECT_API_URL.value(), "LESSONWEAVER_TENANT_SALT": "crash-test"}
     env.pop("LESSONWEAVER_CRASH_AT", None)
     if crash_at:
         env["LESSONWEAVER_CRASH_AT"] = crash_at

@@ -32,7 +32,7 @@ FROM (SELECT *, from_json(doc, '{"trace_id": "JSON", "source": "JSON", "task": "
 
 -- One row per event of a well-shaped trace, parsed once into a struct.
 CREATE OR REPLACE TEMP TABLE lw_events AS
-SELECT file_id, record, seq, lw_kind(ev) AS t_ev, ev,
+SELECT file_id, record, seq, coalesce(lw_kind(ev), 'NULL') AS t_ev, ev,  -- a JSON null arrives as SQL NULL
        from_json(ev, '{"id": "VARCHAR", "type": "VARCHAR", "content": "VARCHAR", "status": "VARCHAR",
                        "success": "VARCHAR", "metadata": "JSON", "timestamp": "VARCHAR",
                        "parent_id": "VARCHAR", "tool_name": "VARCHAR"}') AS e,

@@ -136,7 +136,8 @@ fields AS (
     FROM pieces WHERE strpos(piece, '=') > 1
     QUALIFY row_number() OVER (PARTITION BY file_id, record, key ORDER BY pos) = 1
 )
-SELECT file_id, record, json_group_object(key, value) AS handoff
+SELECT file_id, record,
+       ('{' || string_agg(to_json(key)::VARCHAR || ':' || to_json(value)::VARCHAR, ',' ORDER BY pos) || '}')::JSON AS handoff
 FROM fields GROUP BY file_id, record;
 
 INSERT INTO traces (trace_id, format, source, task, outcome, tenant, file, line, started_at, ended_at,
