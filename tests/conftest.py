@@ -39,6 +39,16 @@ def write_traces(folder: Path, name: str, traces: list) -> Path:
     return path
 
 
+def read_jsonl(path: Path) -> list[dict]:
+    """The records of a JSON Lines fixture, to cut up or change in a test."""
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def write_jsonl(path: Path, records: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
 def stage(paths: list[Path], detector_dirs: tuple[str, ...] = (), only: str | None = None, pii: str = "redact"):
     """Run read, scan, adapt, screen and detect on real files in a staging database; return the connection."""
     con = connect_staging(Settings())

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, SHARED, rows, stage, write_traces
+from conftest import REPO, SHARED, read_jsonl, rows, stage, write_traces
 
 FIXTURES = REPO / "tests" / "fixtures" / "formats" / "gdev"
 HARNESS = SHARED / "samples" / "gdev-agent" / "harness_regression.jsonl"
@@ -141,12 +141,8 @@ def test_detections(con):
     assert gate == ["eval failure", "human review", "model/tool event", "tenant-sensitive route", "write path"]
 
 
-def fixture_lines(name: str) -> list[dict]:
-    return [json.loads(line) for line in (FIXTURES / name).read_text().splitlines()]
-
-
 def test_a_run_split_across_two_files_is_one_trace(tmp_path):
-    run = [e for e in fixture_lines("tool_retry.jsonl") if e["run_id"] == "req_retry_01"]
+    run = [e for e in read_jsonl(FIXTURES / "tool_retry.jsonl") if e["run_id"] == "req_retry_01"]
     # alternate lines in each file: the failed call and its error, the retry and its result are split up
     write_traces(tmp_path, "a.jsonl", run[0::2])
     write_traces(tmp_path, "b.jsonl", run[1::2])
@@ -181,7 +177,7 @@ def test_the_same_file_twice_is_one_trace_and_every_record_loads(tmp_path):
 
 
 def test_a_conflicting_repeat_is_rejected(tmp_path):
-    run = fixture_lines("auto_execute.jsonl")
+    run = read_jsonl(FIXTURES / "auto_execute.jsonl")
     first = write_traces(tmp_path, "a.jsonl", run)
     changed = dict(run[6], permission_decision="denied")  # sp-07 again, with another decision
     second = write_traces(tmp_path, "b.jsonl", [run[0], changed])

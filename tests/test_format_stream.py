@@ -12,7 +12,7 @@ import shutil
 
 import pytest
 
-from conftest import REPO, SHARED, rows, stage
+from conftest import REPO, SHARED, read_jsonl, rows, stage, write_jsonl
 from lessonweaver import read
 from lessonweaver.adapters import load_adapters
 from lessonweaver.batch import connect_staging
@@ -250,19 +250,13 @@ def test_samples_both_shapes_in_one_batch():
     assert [d["detector"] for d in rows(con, "SELECT detector FROM detections")] == ["retry"]
 
 
-def fixture_lines(name: str) -> list[dict]:
-    return [json.loads(line) for line in (FIXTURES / name).read_text().splitlines()]
-
-
-def write_lines(path, lines: list[dict]) -> None:
-    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
 
 
 def test_a_run_split_across_two_files_is_one_trace(tmp_path):
-    lines = fixture_lines("wire_tool_retry.jsonl")
+    lines = read_jsonl(FIXTURES / "wire_tool_retry.jsonl")
     # alternate records in each file: only the timestamps give the run's order back
-    write_lines(tmp_path / "a.jsonl", lines[0::2])
-    write_lines(tmp_path / "b.jsonl", lines[1::2])
+    write_jsonl(tmp_path / "a.jsonl", lines[0::2])
+    write_jsonl(tmp_path / "b.jsonl", lines[1::2])
     con = stage([tmp_path])
     assert rows(con, "SELECT * FROM rejects") == []
     [trace] = rows(con, "SELECT trace_id, source, task, outcome, file, line FROM traces")
@@ -298,12 +292,12 @@ def documented(wire: dict, event_type: str, scope: str, action: str, category: s
 
 
 def test_the_other_shape_repeats_an_event_or_conflicts_with_it(tmp_path):
-    lines = fixture_lines("wire_tool_retry.jsonl")
-    write_lines(tmp_path / "a.jsonl", lines)
+    lines = read_jsonl(FIXTURES / "wire_tool_retry.jsonl")
+    write_jsonl(tmp_path / "a.jsonl", lines)
     start = documented(lines[4], "action_start_tool", "action", "start", "tool")  # w-05, as sent
     failed = documented(lines[5], "action_error_tool", "action", "error", "tool")  # w-06, another error
     failed["data"] = dict(failed["data"], error_message="sheet not found")
-    write_lines(tmp_path / "b.jsonl", [start, failed])
+    write_jsonl(tmp_path / "b.jsonl", [start, failed])
     con = stage([tmp_path])
     assert rows(con, "SELECT f.path, j.line, j.reason FROM rejects j JOIN files f USING (file_id)") == [
         {"path": str(tmp_path / "b.jsonl"), "line": 2,

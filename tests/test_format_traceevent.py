@@ -13,7 +13,7 @@ import shutil
 import duckdb
 import pytest
 
-from conftest import REPO, SHARED, rows, stage
+from conftest import REPO, SHARED, read_jsonl, rows, stage, write_jsonl
 from lessonweaver.adapters import load_adapters
 
 FIXTURES = REPO / "tests" / "fixtures" / "formats" / "traceevent"
@@ -185,19 +185,13 @@ def test_a_sensitive_line_quarantines_its_run(tmp_path):
     assert rows(con, "SELECT count(*) AS n FROM events") == [{"n": 0}]
 
 
-def fixture_lines(name: str) -> list[dict]:
-    return [json.loads(line) for line in (FIXTURES / name).read_text().splitlines()]
-
-
-def write_lines(path, lines: list[dict]) -> None:
-    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
 
 
 def test_a_run_split_across_two_files_is_one_trace(tmp_path):
-    lines = fixture_lines("single_agent_retry.jsonl")
+    lines = read_jsonl(FIXTURES / "single_agent_retry.jsonl")
     # alternate lines in each file: only the timestamps give the run's order back
-    write_lines(tmp_path / "a.jsonl", lines[0::2])
-    write_lines(tmp_path / "b.jsonl", lines[1::2])
+    write_jsonl(tmp_path / "a.jsonl", lines[0::2])
+    write_jsonl(tmp_path / "b.jsonl", lines[1::2])
     con = stage([tmp_path])
     assert rows(con, "SELECT * FROM rejects") == []
     [trace] = rows(con, "SELECT trace_id, file, line, outcome, started_at, ended_at FROM traces")
@@ -227,11 +221,11 @@ def test_the_same_file_twice_is_one_trace_and_every_record_loads(tmp_path):
 
 
 def test_a_conflicting_repeat_is_rejected(tmp_path):
-    lines = fixture_lines("single_agent_retry.jsonl")
-    write_lines(tmp_path / "a.jsonl", lines)
+    lines = read_jsonl(FIXTURES / "single_agent_retry.jsonl")
+    write_jsonl(tmp_path / "a.jsonl", lines)
     changed = json.loads(json.dumps(lines[5]))
     changed["payload"]["error"] = False  # sa-06 again, now claiming success
-    write_lines(tmp_path / "b.jsonl", [lines[0], changed])
+    write_jsonl(tmp_path / "b.jsonl", [lines[0], changed])
     con = stage([tmp_path])
     assert rows(con, "SELECT f.path, j.line, j.reason FROM rejects j JOIN files f USING (file_id)") == [
         {"path": str(tmp_path / "b.jsonl"), "line": 2,
