@@ -7,7 +7,6 @@ and a file with bad records and a replayed event. Runs split over files, files d
 in the other shape are built from them in a temporary folder.
 """
 
-import json
 import shutil
 
 import pytest
