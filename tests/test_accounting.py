@@ -75,3 +75,14 @@ def test_a_second_run_on_the_same_database_fails_at_once(tmp_path: Path, capsys)
     with store.run_lock(str(db)):
         assert main(["run", str(tmp_path / "in"), "--db", str(db), "--out", str(tmp_path / "out")]) == 2
     assert capsys.readouterr().err == f"lessonweaver: error: {db} is in use by another lessonweaver run; try again when it has finished\n"
+
+
+def test_only_transient_read_errors_retry_a_batch():
+    from prefect.states import Failed
+
+    from flows.nightly import _transient
+    from lessonweaver.batch import BatchError
+    from lessonweaver.read import TransientReadError
+
+    assert _transient(None, None, Failed(data=TransientReadError("traces/a.jsonl: Input/output error")))
+    assert not _transient(None, None, Failed(data=BatchError("staging failed for traces/a.jsonl")))

@@ -1,6 +1,7 @@
 """Privacy beyond tags: planted secrets and PII in untagged traces, a false-positive corpus, the audit."""
 
 import base64
+import json
 import hashlib
 import uuid
 from pathlib import Path
@@ -171,3 +172,35 @@ def test_html_templates_escape_trace_content(tmp_path: Path):
     assert "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     con.close()
     duckdb.connect(str(tmp_path / "lw.duckdb"), read_only=True).close()
+
+
+def test_tenants_become_salted_hashes_and_reports_can_be_per_tenant(prefect_server, tmp_path: Path, monkeypatch):
+    from lessonweaver.privacy import tenant_hash
+
+    def traced(tid: str, tenant: str, correction: str) -> dict:
+        return {"trace_id": tid, "source": "bot", "task": "Answer", "outcome": "corrected_by_human",
+                "metadata": {"tenant_id": tenant},
+                "events": [{"id": "e1", "type": "user_message", "content": f"hello from {tenant}"},
+                           {"id": "e2", "type": "human_correction", "content": correction}]}
+
+    folder = write_traces(tmp_path / "in", "t.jsonl", [
+        traced("a1", "acme-corp-7731", "Quote the contract number."),
+        traced("b1", "globex-4410", "Quote the contract number."),
+    ]).parent
+    db, out = tmp_path / "lw.duckdb", tmp_path / "reports"
+    run = nightly(paths=[str(folder)], db=str(db), out=str(out))
+    assert run["status"] == "completed"
+    con = duckdb.connect(str(db), read_only=True)
+    salt = con.execute("SELECT value FROM settings WHERE key = 'tenant_salt'").fetchone()[0]
+    tenants = dict(con.execute("SELECT trace_id, tenant FROM traces").fetchall())
+    lessons = con.execute("SELECT tenant, occurrences FROM lessons ORDER BY tenant").fetchall()
+    con.close()
+    assert tenants == {"a1": tenant_hash(salt, "acme-corp-7731"), "b1": tenant_hash(salt, "globex-4410")}
+    # the same problem in two tenants is two lessons, each with its own tenant's evidence
+    assert sorted(lessons) == sorted([(tenants["a1"], 1), (tenants["b1"], 1)])
+    for f in [*out.iterdir(), *tmp_path.glob("lw.duckdb*")]:
+        assert b"acme-corp-7731" not in f.read_bytes() and b"globex-4410" not in f.read_bytes(), f.name
+    only = tmp_path / "acme"
+    nightly(paths=[str(folder)], db=str(db), out=str(only), tenant="acme-corp-7731")
+    jsonl = [json.loads(line) for line in (only / "lessons.jsonl").read_text().splitlines()]
+    assert [j["tenant"] for j in jsonl] == [tenants["a1"]]
