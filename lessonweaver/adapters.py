@@ -141,7 +141,7 @@ def _settle_duplicates(con: duckdb.DuckDBPyConnection) -> None:
 
         CREATE OR REPLACE TEMP TABLE later_copies AS
         SELECT t.file_id, t.record, t.trace_id, fl.path AS first_file,
-               md5(r.doc::VARCHAR) = md5(r0.doc::VARCHAR) AS identical
+               json(r.doc) = json(r0.doc) AS identical  -- the same JSON, however it was spaced
         FROM (
             SELECT file_id, record, trace_id,
                    first_value(file_id) OVER w AS first_file_id, first_value(record) OVER w AS first_record,

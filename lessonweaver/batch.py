@@ -106,7 +106,7 @@ def run_batch(files: list[InputFile], settings: Settings, folder: str,
             """
             CREATE OR REPLACE TABLE trace_hashes AS
             SELECT rt.trace_id,
-                   md5(array_to_string(list_sort(list_distinct(list(md5(CAST(r.doc AS VARCHAR))))), ',')) AS content_hash
+                   md5(array_to_string(list_sort(list_distinct(list(md5(json(r.doc))))), ',')) AS content_hash
             FROM record_traces rt JOIN records r USING (file_id, record)
             WHERE rt.trace_id IN (SELECT trace_id FROM traces)
             GROUP BY rt.trace_id

@@ -34,39 +34,30 @@ class TransientReadError(RuntimeError):
 _ENRICH_LIMIT = 1000  # invalid lines per file that get a precise parser message
 
 
-def _inflate(data: memoryview, chunk: int) -> tuple[list[bytes], "zlib._Decompress", bool]:
-    """Inflate one gzip member chunk by chunk: (output so far, the inflater, whether it hit damage)."""
-    inflater = zlib.decompressobj(wbits=31)
-    out: list[bytes] = []
-    pos = 0
-    try:
-        while not inflater.eof and pos < len(data):
-            out.append(inflater.decompress(data[pos:pos + chunk]))
-            pos += chunk
-    except zlib.error:
-        return out, inflater, True
-    return out, inflater, False
+CORRUPT_GZIP = "corrupt gzip data: the damaged part was not loaded"
 
 
 def _gunzip(raw: bytes) -> tuple[bytes, str | None]:
-    """Decompress every gzip member; on a truncated or corrupt stream keep what came out before it.
+    """Decompress every gzip member, keeping only output that is known to be exact.
 
-    Input goes to zlib in chunks, so output produced before the damage is kept (the damaged line itself
-    is then rejected as invalid JSON); at damage, the member is inflated again in small chunks to keep
-    as much as possible.
+    A truncated stream keeps what came out before the cut: that prefix is exact, and the cut line is then
+    rejected as invalid JSON. A corrupt member (bad data or a bad checksum) is dropped whole: zlib may
+    notice damage only at the member's end, after handing out altered text, so none of it can be trusted.
+    Members before it have passed their checksum and stay.
     """
     out: list[bytes] = []
-    data = memoryview(raw)
-    while len(data):
-        part, inflater, damaged = _inflate(data, 1 << 16)
-        if damaged:
-            part = _inflate(data, 256)[0]
-            return b"".join(out + part), "corrupt gzip data: kept the lines before the damage"
-        out += part
+    data = raw
+    while data:
+        inflater = zlib.decompressobj(wbits=31)
+        try:
+            part = inflater.decompress(data)
+        except zlib.error:
+            return b"".join(out), CORRUPT_GZIP
         if not inflater.eof:
-            out.append(inflater.flush())
+            out.append(part + inflater.flush())
             return b"".join(out), "truncated gzip stream: kept the lines before the cut"
-        data = memoryview(inflater.unused_data.lstrip(b"\x00"))
+        out.append(part)
+        data = inflater.unused_data.lstrip(b"\x00")
     return b"".join(out), None
 
 
