@@ -15,6 +15,7 @@ from pathlib import Path
 
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NONE
+from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
 
 from lessonweaver import adapters, audit, detectors, discover, lessons, privacy, render, store
 from lessonweaver.batch import BatchResult, run_batch
@@ -110,11 +111,32 @@ def render_task(settings: Settings, run: dict, tenant: str | None) -> list[str]:
         shutil.rmtree(pending, ignore_errors=True)
 
 
+def task_runner(kind: str = "threads", workers: int = 1, dask_address: str | None = None) -> TaskRunner:
+    """Where stage-batch tasks run: a local thread pool, or a Dask cluster (through prefect-dask).
+
+    Each batch opens its own in-memory DuckDB bounded by --threads and --memory-limit, so `workers`
+    batches at once need that much memory each. On Dask, batches write their Parquet under --work-dir,
+    which must then be storage every worker and this machine share.
+    """
+    if kind == "threads":
+        return ThreadPoolTaskRunner(max_workers=workers)
+    if kind == "dask":
+        try:
+            from prefect_dask import DaskTaskRunner
+        except ImportError:
+            raise ValueError("--runner dask needs prefect-dask: pip install 'lessonweaver[dask]'") from None
+
+        if dask_address:
+            return DaskTaskRunner(address=dask_address)
+        return DaskTaskRunner(cluster_kwargs={"n_workers": workers, "threads_per_worker": 1, "processes": True})
+    raise ValueError(f"unknown runner '{kind}' (known: threads, dask)")
+
+
 def new_run_id(now: dt.datetime) -> str:
     return now.strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
 
 
-@flow(name="lessonweaver-nightly")
+@flow(name="lessonweaver-nightly", task_runner=ThreadPoolTaskRunner(max_workers=1))
 def nightly(
     paths: list[str] = [DEFAULT_INPUT],  # noqa: B006 - Prefect flow parameters must be plain JSON values
     db: str = DEFAULT_DB,
@@ -124,6 +146,8 @@ def nightly(
     format: str | None = None,
     pii: str = "redact",
     tenant: str | None = None,
+    batch_mb: int = 256,
+    work_dir: str | None = None,
 ) -> dict:
     """Run lessonweaver over `paths` into the database `db`, writing reports to `out`.
 
@@ -132,7 +156,8 @@ def nightly(
     """
     log = get_run_logger()
     settings = replace(Settings(), paths=tuple(paths), db=db, out=out, detector_dirs=tuple(detector_dirs),
-                       templates=templates, format=format, pii=pii)
+                       templates=templates, format=format, pii=pii, batch_bytes=batch_mb * 1024 * 1024,
+                       work_dir=work_dir)
     # Fail fast, before reading anything, on a broken detector or adapter file.
     adapters.load_adapters()
     detector_list = detectors.load_detectors(settings.detector_dirs)
@@ -160,7 +185,7 @@ def _run(settings: Settings, run: dict, tenant: str | None, log) -> dict:
     run.update(files_seen=seen, files_skipped=skipped)
     log.info("%d file(s) found, %d unchanged since an earlier run, %d batch(es) to stage",
              seen, skipped, len(file_batches))
-    workdir = tempfile.mkdtemp(prefix="lessonweaver-")
+    workdir = tempfile.mkdtemp(prefix="lessonweaver-", dir=settings.work_dir)
     try:
         futures = [stage_batch_task.submit(batch, settings, f"{workdir}/batch-{i:05d}", hashes,
                                            f"{i + 1}/{len(file_batches)}")

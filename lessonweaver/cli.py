@@ -61,6 +61,12 @@ def _preflight(args: argparse.Namespace) -> None:
     if args.format and args.format not in names:
         raise ValueError(f"unknown format '{args.format}' (known: {', '.join(names)})")
     detectors.load_detectors(args.detectors)
+    if args.dask_address and args.runner != "dask":
+        raise ValueError("--dask-address needs --runner dask")
+    if args.workers < 1 or args.batch_mb < 1:
+        raise ValueError("--workers and --batch-mb must be at least 1")
+    if args.work_dir and not Path(args.work_dir).is_dir():
+        raise ValueError(f"work folder does not exist: {args.work_dir}")
     if args.templates and not Path(args.templates).is_dir():
         raise ValueError(f"template folder does not exist: {args.templates}")
     store.connect(args.db).close()
@@ -71,9 +77,10 @@ def _preflight(args: argparse.Namespace) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     _preflight(args)
     _prefect_defaults(args.quiet)
-    from flows.nightly import nightly  # Prefect is slow to import; only `run` needs it
+    from flows.nightly import nightly, task_runner  # Prefect is slow to import; only `run` needs it
 
-    run = nightly(
+    runner = task_runner(args.runner, args.workers, args.dask_address)
+    run = nightly.with_options(task_runner=runner)(
         paths=args.paths or [DEFAULT_INPUT],
         db=args.db,
         out=args.out,
@@ -82,6 +89,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         format=args.format,
         pii=args.pii,
         tenant=args.tenant,
+        batch_mb=args.batch_mb,
+        work_dir=args.work_dir,
     )
     run["db"] = args.db
     print(_summary(run))
@@ -130,6 +139,14 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--pii", choices=("redact", "quarantine"), default="redact",
                      help="personal data in untagged traces: redact it in place (default) or quarantine the trace")
     run.add_argument("--tenant", metavar="T", help="render the reports from this tenant's traces only")
+    run.add_argument("--runner", choices=("threads", "dask"), default="threads",
+                     help="where batches are staged: local threads (default) or a Dask cluster")
+    run.add_argument("--dask-address", metavar="tcp://HOST:PORT",
+                     help="the Dask scheduler to use (default with --runner dask: a local cluster)")
+    run.add_argument("--workers", type=int, default=1, help="batches staged at once (default: 1)")
+    run.add_argument("--batch-mb", type=int, default=256, metavar="MB", help="input per batch (default: 256)")
+    run.add_argument("--work-dir", metavar="DIR",
+                     help="where batches leave their results; must be shared with remote Dask workers")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress lines, only the summary and errors")
     run.set_defaults(func=cmd_run)
 
