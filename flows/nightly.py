@@ -6,6 +6,7 @@ reports to that server. Tasks pass paths and plain values only: each opens what 
 """
 
 import datetime as dt
+import logging
 import secrets
 import shutil
 import tempfile
@@ -53,10 +54,14 @@ def stage_batch_task(files: list[discover.InputFile], settings: Settings, folder
     return result
 
 
-RUN_COLUMNS = ("run_id", "started_at", "finished_at", "status", "inputs", "files_seen", "files_read",
-               "files_skipped", "records", "records_loaded", "records_quarantined", "records_rejected",
-               "traces_loaded", "traces_duplicate", "traces_conflicting", "traces_quarantined", "events_loaded", "unknown_event_types",
-               "detections", "lessons_new", "lessons_total")
+# The runs table's columns, filled from the run dict (see sql/schema.sql).
+RUN_COLUMNS = {
+    "run_id": "VARCHAR", "started_at": "TIMESTAMP", "finished_at": "TIMESTAMP", "status": "VARCHAR",
+    "inputs": "VARCHAR[]", **dict.fromkeys((
+        "files_seen", "files_read", "files_skipped", "records", "records_loaded", "records_quarantined",
+        "records_rejected", "traces_loaded", "traces_duplicate", "traces_conflicting", "traces_quarantined",
+        "events_loaded", "unknown_event_types", "detections", "lessons_new", "lessons_total"), "BIGINT"),
+}
 
 
 @task(name="load-and-weave", cache_policy=NONE)
@@ -73,8 +78,8 @@ def load_task(settings: Settings, folders: list[str], run: dict) -> dict:
         run["lessons_new"], run["lessons_total"] = lessons.weave(con)
         run["finished_at"] = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
         run["status"] = "completed"
-        columns = ", ".join(f"?::{'VARCHAR[]' if c == 'inputs' else 'VARCHAR' if c in ('run_id', 'status') else 'TIMESTAMP' if c.endswith('_at') else 'BIGINT'} AS {c}" for c in RUN_COLUMNS)
-        con.execute(f"INSERT INTO runs BY NAME SELECT {columns}", [run[c] for c in RUN_COLUMNS])
+        columns = ", ".join(f"?::{kind} AS {name}" for name, kind in RUN_COLUMNS.items())
+        con.execute(f"INSERT INTO runs BY NAME SELECT {columns}", [run[name] for name in RUN_COLUMNS])
         run["quarantine_reasons"] = dict(con.execute(
             "SELECT reason, count(*) FROM quarantine WHERE run_id = ? GROUP BY reason ORDER BY reason",
             [run["run_id"]]).fetchall())
@@ -169,7 +174,7 @@ def nightly(
         return _run(settings, run, tenant, log)
 
 
-def _run(settings: Settings, run: dict, tenant: str | None, log) -> dict:
+def _run(settings: Settings, run: dict, tenant: str | None, log: logging.Logger | logging.LoggerAdapter) -> dict:
     clock = time.perf_counter()
     timings = run["timings"] = {}
 
