@@ -151,7 +151,7 @@ def nightly(
     format: str | None = None,
     pii: str = "redact",
     tenant: str | None = None,
-    batch_mb: int = 256,
+    batch_mb: int = 64,
     work_dir: str | None = None,
 ) -> dict:
     """Run lessonweaver over `paths` into the database `db`, writing reports to `out`.

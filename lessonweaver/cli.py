@@ -144,7 +144,7 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--dask-address", metavar="tcp://HOST:PORT",
                      help="the Dask scheduler to use (default with --runner dask: a local cluster)")
     run.add_argument("--workers", type=int, default=1, help="batches staged at once (default: 1)")
-    run.add_argument("--batch-mb", type=int, default=256, metavar="MB", help="input per batch (default: 256)")
+    run.add_argument("--batch-mb", type=int, default=64, metavar="MB", help="input per batch (default: 64)")
     run.add_argument("--work-dir", metavar="DIR",
                      help="where batches leave their results; must be shared with remote Dask workers")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress lines, only the summary and errors")

@@ -18,7 +18,7 @@ class Settings:
     format: str | None = None  # force one adapter instead of sniffing each file
     threads: int = field(default_factory=lambda: os.cpu_count() or 1)
     memory_limit: str = field(default_factory=lambda: os.environ.get("LESSONWEAVER_MEMORY_LIMIT", "2GB"))
-    batch_bytes: int = 256 * 1024 * 1024  # input bytes read into one staging database at a time
+    batch_bytes: int = 64 * 1024 * 1024  # input read into one staging database at a time: bounds memory
     work_dir: str | None = None  # where batches leave their Parquet; shared storage when workers are remote
     pii: str = "redact"  # what to do with PII in untagged traces: 'redact' or 'quarantine'
     # empty: the database's own salt
