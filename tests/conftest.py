@@ -68,3 +68,36 @@ def rows(con, query: str, params: list | None = None) -> list[dict]:
     cur = con.execute(query, params or [])
     names = [d[0] for d in cur.description]
     return [dict(zip(names, r)) for r in cur.fetchall()]
+
+
+def events_of(con, trace_id: str) -> list[dict]:
+    """A staged trace's events, in order."""
+    return rows(con, "SELECT * FROM events WHERE trace_id = ? ORDER BY seq", [trace_id])
+
+
+# What two runs over the same input must agree on, leaving out the ids and times of the runs themselves.
+STATE_QUERIES = {
+    "traces": "SELECT trace_id, format, source, task, outcome, tenant, file, line, metadata, extra, content_hash FROM traces",
+    "events": "SELECT * FROM events",
+    "detections": "SELECT detector, trace_id, event_id, seq, severity, evidence, problem, lesson, lesson_id FROM detections",
+    "lessons": "SELECT * EXCLUDE (first_seen, last_seen) FROM lessons",
+    "quarantine": "SELECT trace_id, file, line, reason FROM quarantine",
+    "rejects": "SELECT file, line, record, reason FROM rejects",
+    "ingested_files": "SELECT path, sha256, format, records, loaded, quarantined, rejected, note FROM ingested_files",
+}
+
+
+def run_state(db: Path, out: Path) -> dict:
+    """The tables and lessons.jsonl of a finished run, comparable with another run's."""
+    import duckdb
+
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        state = {name: sorted(map(repr, con.execute(q).fetchall())) for name, q in STATE_QUERIES.items()}
+    finally:
+        con.close()
+    lessons = [json.loads(line) for line in (out / "lessons.jsonl").read_text().splitlines()]
+    state["lessons.jsonl"] = sorted((json.dumps({k: v for k, v in lesson.items() if k not in ("first_seen", "last_seen")},
+                                                sort_keys=True) for lesson in lessons))
+    state["reports"] = sorted(p.name for p in out.iterdir())
+    return state

@@ -1,39 +1,14 @@
 """Kill the run at each crash point, run again, and get what an uninterrupted run gives."""
 
-import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
-import duckdb
 import pytest
 
-from conftest import REPO
+from conftest import REPO, run_state
 from lessonweaver.crashpoints import POINTS
-
-# What two runs may differ in: ids and times of the run itself.
-STATE = {
-    "traces": "SELECT trace_id, format, source, task, outcome, tenant, file, line, metadata, extra, content_hash FROM traces",
-    "events": "SELECT * FROM events",
-    "detections": "SELECT detector, trace_id, event_id, seq, severity, evidence, problem, lesson, lesson_id FROM detections",
-    "lessons": "SELECT * EXCLUDE (first_seen, last_seen) FROM lessons",
-    "quarantine": "SELECT trace_id, file, line, reason FROM quarantine",
-    "rejects": "SELECT file, line, record, reason FROM rejects",
-    "ingested_files": "SELECT path, sha256, format, records, loaded, quarantined, rejected FROM ingested_files",
-}
-
-
-def snapshot(db: Path, out: Path) -> dict:
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        state = {name: sorted(map(repr, con.execute(q).fetchall())) for name, q in STATE.items()}
-    finally:
-        con.close()
-    lessons = [json.loads(line) for line in (out / "lessons.jsonl").read_text().splitlines()]
-    state["lessons.jsonl"] = [{k: v for k, v in lesson.items() if k not in ("first_seen", "last_seen")} for lesson in lessons]
-    state["reports"] = sorted(p.name for p in out.iterdir())
-    return state
 
 
 def run_cli(db: Path, out: Path, crash_at: str | None = None) -> subprocess.CompletedProcess:
@@ -54,7 +29,7 @@ def uninterrupted(prefect_server, tmp_path_factory) -> dict:
     folder = tmp_path_factory.mktemp("clean")
     done = run_cli(folder / "lw.duckdb", folder / "reports")
     assert done.returncode == 0, done.stderr
-    return snapshot(folder / "lw.duckdb", folder / "reports")
+    return run_state(folder / "lw.duckdb", folder / "reports")
 
 
 @pytest.mark.slow
@@ -65,5 +40,5 @@ def test_a_crash_then_a_rerun_equals_an_uninterrupted_run(uninterrupted, point: 
     assert crashed.returncode == 86, crashed.stderr
     again = run_cli(db, out)
     assert again.returncode == 0, again.stderr
-    assert snapshot(db, out) == uninterrupted
+    assert run_state(db, out) == uninterrupted
     assert not list(out.glob(".pending-*"))

@@ -2,31 +2,10 @@
 
 from pathlib import Path
 
-import duckdb
 import pytest
 
-from conftest import REPO
+from conftest import REPO, run_state
 from flows.nightly import nightly, task_runner
-
-TABLES = {
-    "traces": "SELECT trace_id, format, source, task, outcome, tenant, file, line, metadata, extra, content_hash FROM traces",
-    "events": "SELECT * FROM events",
-    "detections": "SELECT detector, trace_id, event_id, seq, severity, evidence, problem, lesson, lesson_id FROM detections",
-    "lessons": "SELECT * EXCLUDE (first_seen, last_seen) FROM lessons",
-    "quarantine": "SELECT trace_id, file, line, reason FROM quarantine",
-    "rejects": "SELECT file, line, record, reason FROM rejects",
-    "ingested_files": "SELECT path, sha256, format, records, loaded, quarantined, rejected, note FROM ingested_files",
-}
-
-
-def state(db: Path, out: Path) -> dict:
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        tables = {name: sorted(map(repr, con.execute(q).fetchall())) for name, q in TABLES.items()}
-    finally:
-        con.close()
-    lessons = sorted((out / "lessons.jsonl").read_text().splitlines())
-    return {**tables, "lessons.jsonl": [line.split('"first_seen"')[0] for line in lessons]}
 
 
 @pytest.mark.slow
@@ -40,4 +19,4 @@ def test_dask_cluster_matches_a_single_process(prefect_server, tmp_path: Path, m
         spread = nightly.with_options(task_runner=runner)(
             db=str(tmp_path / "dask.duckdb"), out=str(tmp_path / "dask"), work_dir=str(tmp_path), **args)
     assert spread["status"] == single["status"] == "completed"
-    assert state(tmp_path / "dask.duckdb", tmp_path / "dask") == state(tmp_path / "one.duckdb", tmp_path / "one")
+    assert run_state(tmp_path / "dask.duckdb", tmp_path / "dask") == run_state(tmp_path / "one.duckdb", tmp_path / "one")

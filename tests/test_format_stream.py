@@ -11,7 +11,7 @@ import shutil
 
 import pytest
 
-from conftest import REPO, SHARED, read_jsonl, rows, stage, write_jsonl
+from conftest import REPO, SHARED, events_of, read_jsonl, rows, stage, write_jsonl
 from lessonweaver import read
 from lessonweaver.adapters import load_adapters
 from lessonweaver.batch import connect_staging
@@ -28,9 +28,6 @@ SHEET_RETRIED = "tool open_sheet failed and was called again"
 def con():
     return stage([FIXTURES])
 
-
-def events_of(con, trace_id: str) -> list[dict]:
-    return rows(con, "SELECT * FROM events WHERE trace_id = ? ORDER BY seq", [trace_id])
 
 
 def test_traces(con):

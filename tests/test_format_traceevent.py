@@ -13,7 +13,7 @@ import shutil
 import duckdb
 import pytest
 
-from conftest import REPO, SHARED, read_jsonl, rows, stage, write_jsonl
+from conftest import REPO, SHARED, events_of, read_jsonl, rows, stage, write_jsonl
 from lessonweaver.adapters import load_adapters
 
 FIXTURES = REPO / "tests" / "fixtures" / "formats" / "traceevent"
@@ -24,9 +24,6 @@ SAMPLES = SHARED / "samples" / "agent-arena"
 def con():
     return stage([FIXTURES])
 
-
-def events_of(con, trace_id: str) -> list[dict]:
-    return rows(con, "SELECT * FROM events WHERE trace_id = ? ORDER BY seq", [trace_id])
 
 
 def test_traces(con):
