@@ -2,6 +2,9 @@
 
     python benchmarks/baseline.py PATH [PATH ...] [--skip-ids FILE]
 
+PATH is a file (JSON Lines, or `.json` with one trace or an array; `.gz` of either) or a folder (its
+`*.jsonl` files).
+
 json module, one loop per trace, one process: a human_correction event (or an outcome corrected_by_human
 without one), a failed evaluation_result, and a retry (a retry event after an error or failure, or the
 same tool called again after it failed). The rules are those of sql/detectors/, so on the same traces the
@@ -12,9 +15,11 @@ compare counts like for like. Prints the counts as one JSON object.
 """
 
 import argparse
+import gzip
 import json
 import re
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 ALIASES = {
@@ -80,6 +85,21 @@ def detect(trace: dict, counts: dict) -> None:
     counts["retry"] += len(retried)
 
 
+def records(path: Path) -> Iterator:
+    """The JSON values of a file: a line each, or for `.json` the document (an array's items)."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as fh:
+        if path.name.removesuffix(".gz").endswith(".json"):
+            doc = json.load(fh)
+            yield from doc if isinstance(doc, list) else [doc]
+            return
+        for line in fh:
+            try:
+                yield json.loads(line)
+            except ValueError:
+                continue
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("paths", nargs="+", type=Path)
@@ -89,16 +109,11 @@ def main() -> int:
     files = sorted(f for path in args.paths for f in ([path] if path.is_file() else path.rglob("*.jsonl")))
     counts = {"traces": 0, "events": 0, "human_correction": 0, "failed_evaluation": 0, "retry": 0}
     for path in files:
-        with open(path, encoding="utf-8") as fh:
-            for line in fh:
-                try:
-                    trace = json.loads(line)
-                except ValueError:
-                    continue
-                if not isinstance(trace, dict) or not isinstance(trace.get("events"), list) or str(trace.get("trace_id")) in skip:
-                    continue
-                counts["traces"] += 1
-                detect(trace, counts)
+        for trace in records(path):
+            if not isinstance(trace, dict) or not isinstance(trace.get("events"), list) or str(trace.get("trace_id")) in skip:
+                continue
+            counts["traces"] += 1
+            detect(trace, counts)
     print(json.dumps(counts))
     return 0
 

@@ -18,6 +18,7 @@ scan, adapt, screen, detect, write; load, weave). --run-args passes options to `
 """
 
 import argparse
+import gzip
 import json
 import os
 import re
@@ -50,6 +51,8 @@ SCAN_QUERIES = {
     "stream": "SELECT event_type AS type FROM read_json({files}, union_by_name = true)",
     "gdev": "SELECT event_type AS type FROM read_json({files}, union_by_name = true)",
     "otlp": "SELECT name AS type FROM read_json({files}, union_by_name = true)",  # a span's name is its kind of work
+    "otlp-export": """SELECT s.name AS type FROM (SELECT unnest(ss.spans) AS s FROM (SELECT unnest(rs.scopeSpans) AS ss
+                      FROM (SELECT unnest(resourceSpans) AS rs FROM read_json({files}, union_by_name = true))))""",
 }
 
 
@@ -83,14 +86,15 @@ def ensure_corpus(folder: Path, traces: int, seed: int, files: int, mix: str) ->
 
 
 def sniff(path: str) -> str | None:
-    """A file's format: from a generated file's name, else from the keys of its first record."""
+    """A file's format: from a generated file's name, else from the keys at its start."""
     prefix = Path(path).name.split("-")[0]
     if prefix in FORMATS:
         return prefix
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        head = fh.readline(1 << 20)
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8", errors="replace") as fh:
+        head = fh.read(1 << 16)
     keys = set(re.findall(r'"(\w+)"\s*:', head))
-    for fmt, needed in (("gdev", {"span_id", "run_id"}), ("otlp", {"traceId"}), ("traceevent", {"event_id", "payload"}),
+    for fmt, needed in (("gdev", {"span_id", "run_id"}), ("otlp-export", {"resourceSpans"}), ("otlp", {"traceId"}), ("traceevent", {"event_id", "payload"}),
                         ("stream", {"task_id", "event_type"}), ("lessonweaver", {"events"})):
         if needed <= keys:
             return fmt
@@ -268,6 +272,14 @@ def breakdown(files: list[discover.InputFile], workdir: Path) -> dict[str, float
     return steps
 
 
+def warm(files: list[discover.InputFile]) -> None:
+    """Read every file once, so that no measurement, the first scan especially, pays for the disk alone."""
+    for f in files:
+        with open(f.path, "rb") as fh:
+            while fh.read(1 << 23):
+                pass
+
+
 def median(values: list[float]) -> float:
     return statistics.median(values)
 
@@ -290,6 +302,7 @@ def measure(folder: Path, repeat: int, work: Path, run_args: list[str], with_bas
     lw_megabytes = sum(f.size for f in files if f.path in set(by_format.get("lessonweaver", []))) / 1e6
     log(f"{len(files)} files, {megabytes:.0f} MB: " + ", ".join(f"{k} {len(v)}" for k, v in sorted(by_format.items())))
 
+    warm(files)
     scans, runs, bases = [], [], []
     for i in range(repeat):
         log(f"round {i + 1}/{repeat}: bare scan ...")
