@@ -1,4 +1,4 @@
-# Two commands: `make run` (the nightly job on data/) and `make test`.
+# Two commands: `make run` (the nightly job on data/) and `make test`. `make bench` measures speed (benchmarks/README.md).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
