@@ -60,3 +60,14 @@ CREATE OR REPLACE MACRO lw_clip(txt, n) AS
     CASE WHEN length(regexp_replace(trim(txt), '\s+', ' ', 'g')) > n
          THEN rtrim(left(regexp_replace(trim(txt), '\s+', ' ', 'g'), n - 1)) || '…'
          ELSE regexp_replace(trim(txt), '\s+', ' ', 'g') END;
+
+-- Why a required field of a record cannot serve as an id or name, or NULL when it can: missing (or null),
+-- not a string (numbers pass when numbers_ok), or empty. Adapters use it for their reject reasons.
+CREATE OR REPLACE MACRO lw_field_problem(doc, field, numbers_ok) AS
+    CASE
+      WHEN coalesce(json_type(doc, '$.' || field), 'NULL') = 'NULL' THEN 'missing required field ''' || field || ''''
+      WHEN json_type(doc, '$.' || field) <> 'VARCHAR'
+           AND NOT (numbers_ok AND json_type(doc, '$.' || field) IN ('BIGINT', 'UBIGINT'))
+           THEN 'field ''' || field || ''' must be a string'
+      WHEN trim(doc->>field) = '' THEN 'field ''' || field || ''' is empty'
+    END;

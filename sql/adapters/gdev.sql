@@ -12,9 +12,6 @@
 
 CREATE OR REPLACE TEMP TABLE gdev_lines AS
 SELECT file_id, file, line, record, doc,
-       json_type(doc, '$.run_id') AS t_run_id,
-       json_type(doc, '$.span_id') AS t_span_id,
-       json_type(doc, '$.event_type') AS t_event_type,
        json_type(doc, '$.parent_span_id') AS t_parent,
        doc->>'run_id' AS run_id,
        doc->>'span_id' AS span_id,
@@ -32,15 +29,9 @@ CREATE OR REPLACE TEMP TABLE gdev_problems AS
 SELECT file_id, record, problem FROM (
     SELECT file_id, record,
            CASE
-             WHEN t_run_id IS NULL OR t_run_id = 'NULL' THEN 'missing required field ''run_id'''
-             WHEN t_run_id NOT IN ('VARCHAR', 'BIGINT', 'UBIGINT') THEN 'field ''run_id'' must be a string'
-             WHEN trim(run_id) = '' THEN 'field ''run_id'' is empty'
-             WHEN t_span_id IS NULL OR t_span_id = 'NULL' THEN 'missing required field ''span_id'''
-             WHEN t_span_id NOT IN ('VARCHAR', 'BIGINT', 'UBIGINT') THEN 'field ''span_id'' must be a string'
-             WHEN trim(span_id) = '' THEN 'field ''span_id'' is empty'
-             WHEN t_event_type IS NULL OR t_event_type = 'NULL' THEN 'missing required field ''event_type'''
-             WHEN t_event_type <> 'VARCHAR' THEN 'field ''event_type'' must be a string'
-             WHEN trim(event_type) = '' THEN 'field ''event_type'' is empty'
+             WHEN lw_field_problem(doc, 'run_id', true) IS NOT NULL THEN lw_field_problem(doc, 'run_id', true)
+             WHEN lw_field_problem(doc, 'span_id', true) IS NOT NULL THEN lw_field_problem(doc, 'span_id', true)
+             WHEN lw_field_problem(doc, 'event_type', false) IS NOT NULL THEN lw_field_problem(doc, 'event_type', false)
              WHEN t_parent NOT IN ('NULL', 'VARCHAR', 'BIGINT', 'UBIGINT') THEN 'field ''parent_span_id'' must be a string'
            END AS problem
     FROM gdev_lines

@@ -53,8 +53,6 @@ SELECT file_id, file, line, record, doc,
        doc->>'task_id' AS task_id,
        coalesce(doc->>'id', doc->>'event_id') AS event_id,
        doc->>'event_type' AS raw_type,
-       json_type(doc, '$.task_id') AS t_task_id,
-       json_type(doc, '$.event_type') AS t_event_type,
        json_type(doc, '$.data') AS t_data,
        json_type(doc, '$.timestamp') AS t_timestamp,
        try_cast(doc->>'timestamp' AS DOUBLE) AS unix_ts
@@ -66,12 +64,8 @@ CREATE OR REPLACE TEMP TABLE stream_problems AS
 SELECT file_id, record, problem FROM (
     SELECT file_id, record,
            CASE
-             WHEN t_task_id IS NULL OR t_task_id = 'NULL' THEN 'missing required field ''task_id'''
-             WHEN t_task_id NOT IN ('VARCHAR', 'BIGINT', 'UBIGINT') THEN 'field ''task_id'' must be a string'
-             WHEN trim(task_id) = '' THEN 'field ''task_id'' is empty'
-             WHEN t_event_type IS NULL OR t_event_type = 'NULL' THEN 'missing required field ''event_type'''
-             WHEN t_event_type <> 'VARCHAR' THEN 'field ''event_type'' must be a string'
-             WHEN trim(raw_type) = '' THEN 'field ''event_type'' is empty'
+             WHEN lw_field_problem(doc, 'task_id', true) IS NOT NULL THEN lw_field_problem(doc, 'task_id', true)
+             WHEN lw_field_problem(doc, 'event_type', false) IS NOT NULL THEN lw_field_problem(doc, 'event_type', false)
              WHEN t_data NOT IN ('OBJECT', 'NULL') THEN 'field ''data'' must be an object'
              WHEN t_timestamp <> 'NULL' AND unix_ts IS NULL THEN 'field ''timestamp'' must be Unix seconds'
              WHEN unix_ts < 0 OR unix_ts >= 1e13 THEN 'field ''timestamp'' is out of range'
