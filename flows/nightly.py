@@ -57,7 +57,7 @@ def stage_batch_task(files: list[discover.InputFile], settings: Settings, folder
 # The runs table's columns, filled from the run dict (see sql/schema.sql).
 RUN_COLUMNS = {
     "run_id": "VARCHAR", "started_at": "TIMESTAMP", "finished_at": "TIMESTAMP", "status": "VARCHAR",
-    "inputs": "VARCHAR[]", **dict.fromkeys((
+    "inputs": "VARCHAR[]", "night": "DATE", **dict.fromkeys((
         "files_seen", "files_read", "files_skipped", "records", "records_loaded", "records_quarantined",
         "records_rejected", "traces_loaded", "traces_duplicate", "traces_conflicting", "traces_quarantined",
         "events_loaded", "unknown_event_types", "detections", "lessons_new", "lessons_total"), "BIGINT"),
@@ -75,7 +75,8 @@ def load_task(settings: Settings, folders: list[str], run: dict) -> dict:
         skipped_unread = run["files_skipped"]
         run.update(asdict(counts))
         run["files_skipped"] = skipped_unread + counts.files_skipped
-        run["lessons_new"], run["lessons_total"] = lessons.weave(con)
+        run["lessons_new"], run["lessons_total"] = lessons.weave(
+            con, run["run_id"], run["night"], settings.resolve_after, settings.merge_threshold)
         run["finished_at"] = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
         run["status"] = "completed"
         columns = ", ".join(f"?::{kind} AS {name}" for name, kind in RUN_COLUMNS.items())
@@ -137,6 +138,14 @@ def task_runner(kind: str = "threads", workers: int = 1, dask_address: str | Non
     raise ValueError(f"unknown runner '{kind}' (known: threads, dask)")
 
 
+def parse_night(text: str) -> dt.date:
+    """A night as YYYY-MM-DD, with a message a user can act on otherwise."""
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        raise ValueError(f"night must be a date as YYYY-MM-DD, not '{text}'") from None
+
+
 def new_run_id(now: dt.datetime) -> str:
     return now.strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
 
@@ -153,21 +162,26 @@ def nightly(
     tenant: str | None = None,
     batch_mb: int = 64,
     work_dir: str | None = None,
+    night: str | None = None,
+    resolve_after: int = 7,
 ) -> dict:
     """Run lessonweaver over `paths` into the database `db`, writing reports to `out`.
 
-    With `tenant`, the reports show that tenant's lessons only. The run ends with an audit of its
+    `night` (YYYY-MM-DD, default: today in UTC) is the night the run counts for in the lessons'
+    lifecycle; a lesson not seen for `resolve_after` nights is resolved. With `tenant`, the reports show
+    that tenant's lessons only. The run ends with an audit of its
     rows and reports; reports that fail it are not published, and the run fails.
     """
     log = get_run_logger()
     settings = replace(Settings(), paths=tuple(paths), db=db, out=out, detector_dirs=tuple(detector_dirs),
                        templates=templates, format=format, pii=pii, batch_bytes=batch_mb * 1024 * 1024,
-                       work_dir=work_dir)
+                       work_dir=work_dir, resolve_after=resolve_after)
     # Fail fast, before reading anything, on a broken detector or adapter file.
     adapters.load_adapters()
     detector_list = detectors.load_detectors(settings.detector_dirs)
     started = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
     run = {"run_id": new_run_id(started), "started_at": started, "inputs": list(paths),
+           "night": parse_night(night) if night else started.date(),
            "detectors": [d.id for d in detector_list]}
 
     with store.run_lock(settings.db):

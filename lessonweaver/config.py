@@ -20,6 +20,8 @@ class Settings:
     memory_limit: str = field(default_factory=lambda: os.environ.get("LESSONWEAVER_MEMORY_LIMIT", "2GB"))
     batch_bytes: int = 64 * 1024 * 1024  # input read into one staging database at a time: bounds memory
     work_dir: str | None = None  # where batches leave their Parquet; shared storage when workers are remote
+    resolve_after: int = 7  # nights without a sighting before a lesson counts as resolved
+    merge_threshold: float = 0.5  # token-set similarity at which two wordings of a problem are one lesson
     pii: str = "redact"  # what to do with PII in untagged traces: 'redact' or 'quarantine'
     # empty: the database's own salt
     tenant_salt: str = field(default_factory=lambda: os.environ.get("LESSONWEAVER_TENANT_SALT", ""))

@@ -225,10 +225,13 @@ def _load(con: duckdb.DuckDBPyConnection, folders: list[str], run_id: str, count
     )
     con.execute(
         f"""
-        INSERT INTO detections
+        INSERT INTO detections BY NAME
         SELECT d.detector, d.trace_id, d.event_id, d.seq, d.severity, d.evidence, d.problem, d.lesson,
-               d.lesson_id, ?, now()::TIMESTAMP
-        FROM {q['detections']} d JOIN fates f USING (trace_id, batch) WHERE f.fate = 'new'
+               d.lesson_id AS variant_id, coalesce(v.lesson_id, d.lesson_id) AS lesson_id,
+               ? AS run_id, now()::TIMESTAMP AS detected_at
+        FROM {q['detections']} d JOIN fates f USING (trace_id, batch)
+        LEFT JOIN lesson_variants v ON v.variant_id = d.lesson_id
+        WHERE f.fate = 'new'
         """,
         [run_id],
     )

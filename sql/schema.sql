@@ -139,8 +139,47 @@ CREATE TABLE IF NOT EXISTS settings (
     value VARCHAR
 );
 
+-- What each run saw, per lesson and detector: the lifecycle and the per-night trends are built from
+-- this, and it is kept even when the detections behind it are replaced later.
+CREATE TABLE IF NOT EXISTS sightings (
+    run_id      VARCHAR,
+    night       DATE,      -- the night the run counts for (runs.night)
+    detector    VARCHAR,
+    lesson_id   VARCHAR,   -- NULL for detections of traces that opted out of lessons
+    occurrences BIGINT,
+    traces      BIGINT
+);
+
+-- Which lesson each wording of a problem belongs to. A variant is the exact key (detector, source,
+-- task, normalised evidence); near-duplicate variants share one lesson. Kept, so merges are stable.
+CREATE TABLE IF NOT EXISTS lesson_variants (
+    variant_id VARCHAR,
+    lesson_id  VARCHAR,
+    similarity DOUBLE,     -- token-set (Jaccard) similarity to the variant it was merged with; 1 for the first
+    merged_at  TIMESTAMP
+);
+
+-- A person's decision on a lesson (`lessonweaver review`): one row per lesson, survives every re-run.
+CREATE TABLE IF NOT EXISTS reviews (
+    lesson_id  VARCHAR,
+    decision   VARCHAR,    -- pending | accepted | rejected
+    text       VARCHAR,    -- the lesson text as edited by the reviewer, or NULL for the proposed text
+    note       VARCHAR,
+    decided_at TIMESTAMP
+);
+
 -- Columns added after the first release: older databases gain them here.
 ALTER TABLE lessons ADD COLUMN IF NOT EXISTS tenant VARCHAR;
 ALTER TABLE traces ADD COLUMN IF NOT EXISTS content_hash VARCHAR;
 ALTER TABLE runs ADD COLUMN IF NOT EXISTS traces_conflicting BIGINT;
 ALTER TABLE ingested_files ADD COLUMN IF NOT EXISTS note VARCHAR;
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS night DATE;
+ALTER TABLE detections ADD COLUMN IF NOT EXISTS variant_id VARCHAR;
+ALTER TABLE lessons ADD COLUMN IF NOT EXISTS status VARCHAR;
+ALTER TABLE lessons ADD COLUMN IF NOT EXISTS first_night DATE;
+ALTER TABLE lessons ADD COLUMN IF NOT EXISTS last_night DATE;
+ALTER TABLE lessons ADD COLUMN IF NOT EXISTS nights_seen BIGINT;
+ALTER TABLE lessons ADD COLUMN IF NOT EXISTS priority DOUBLE;
+ALTER TABLE lessons ADD COLUMN IF NOT EXISTS review VARCHAR;
+ALTER TABLE lessons ADD COLUMN IF NOT EXISTS proposed_lesson VARCHAR;
+ALTER TABLE lessons ADD COLUMN IF NOT EXISTS variants BIGINT;
