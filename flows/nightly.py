@@ -20,7 +20,7 @@ from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
 
 from lessonweaver import adapters, audit, detectors, discover, lessons, privacy, render, store
 from lessonweaver.batch import BatchResult, run_batch
-from lessonweaver.config import DEFAULT_DB, DEFAULT_INPUT, DEFAULT_OUT, Settings
+from lessonweaver.config import DEFAULT_DB, DEFAULT_INPUT, DEFAULT_OUT, Settings, parse_night
 from lessonweaver.crashpoints import reached
 from lessonweaver.read import TransientReadError
 
@@ -136,14 +136,6 @@ def task_runner(kind: str = "threads", workers: int = 1, dask_address: str | Non
             return DaskTaskRunner(address=dask_address)
         return DaskTaskRunner(cluster_kwargs={"n_workers": workers, "threads_per_worker": 1, "processes": True})
     raise ValueError(f"unknown runner '{kind}' (known: threads, dask)")
-
-
-def parse_night(text: str) -> dt.date:
-    """A night as YYYY-MM-DD, with a message a user can act on otherwise."""
-    try:
-        return dt.date.fromisoformat(text)
-    except ValueError:
-        raise ValueError(f"night must be a date as YYYY-MM-DD, not '{text}'") from None
 
 
 def new_run_id(now: dt.datetime) -> str:

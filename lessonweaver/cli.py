@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from lessonweaver import __version__
-from lessonweaver.config import DEFAULT_DB, DEFAULT_INPUT, DEFAULT_OUT
+from lessonweaver.config import DEFAULT_DB, DEFAULT_INPUT, DEFAULT_OUT, parse_night
 
 
 def _prefect_defaults(quiet: bool) -> None:
@@ -63,6 +63,10 @@ def _preflight(args: argparse.Namespace) -> None:
     detectors.load_detectors(args.detectors)
     if args.dask_address and args.runner != "dask":
         raise ValueError("--dask-address needs --runner dask")
+    if args.night:
+        parse_night(args.night)
+    if args.resolve_after < 1:
+        raise ValueError("--resolve-after must be at least 1")
     if args.workers < 1 or args.batch_mb < 1:
         raise ValueError("--workers and --batch-mb must be at least 1")
     if args.work_dir and not Path(args.work_dir).is_dir():
@@ -91,6 +95,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         tenant=args.tenant,
         batch_mb=args.batch_mb,
         work_dir=args.work_dir,
+        night=args.night,
+        resolve_after=args.resolve_after,
     )
     run["db"] = args.db
     print(_summary(run))
@@ -147,6 +153,10 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--batch-mb", type=int, default=64, metavar="MB", help="input per batch (default: 64)")
     run.add_argument("--work-dir", metavar="DIR",
                      help="where batches leave their results; must be shared with remote Dask workers")
+    run.add_argument("--night", metavar="YYYY-MM-DD",
+                     help="the night this run counts for in the lessons' lifecycle (default: today, UTC)")
+    run.add_argument("--resolve-after", type=int, default=7, metavar="N",
+                     help="nights without a sighting before a lesson is resolved (default: 7)")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress lines, only the summary and errors")
     run.set_defaults(func=cmd_run)
 

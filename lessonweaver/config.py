@@ -1,5 +1,6 @@
 """Run settings: one plain, picklable value passed from the CLI to the flow and its tasks."""
 
+import datetime as dt
 import os
 from dataclasses import dataclass, field
 
@@ -25,3 +26,11 @@ class Settings:
     pii: str = "redact"  # what to do with PII in untagged traces: 'redact' or 'quarantine'
     # empty: the database's own salt
     tenant_salt: str = field(default_factory=lambda: os.environ.get("LESSONWEAVER_TENANT_SALT", ""))
+
+
+def parse_night(text: str) -> dt.date:
+    """A night as YYYY-MM-DD, with a message a user can act on otherwise."""
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        raise ValueError(f"night must be a date as YYYY-MM-DD, not '{text}'") from None
