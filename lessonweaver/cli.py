@@ -43,7 +43,9 @@ def _summary(run: dict) -> str:
         lines.append(f"  {detector:<22} {n:>5}")
     for detector, message in sorted(run.get("detector_errors", {}).items()):
         lines.append(f"  {detector:<22} FAILED: {message}")
-    lines.append(f"lessons:    {run['lessons_new']} new, {run['lessons_total']} total")
+    statuses = run.get("lesson_statuses", {})
+    lines.append(f"lessons:    {run['lessons_new']} new, {run['lessons_total']} total; night {run['night']}: "
+                 + ", ".join(f"{statuses.get(s, 0)} {s}" for s in ("new", "regressed", "recurring", "resolved")))
     t = run["timings"]
     lines.append(f"time:       {sum(t.values()):.1f} s in the flow (" + ", ".join(f"{k} {v:.1f}" for k, v in t.items()) + ")")
     lines.append(f"database:   {run['db']}")
@@ -129,6 +131,83 @@ def cmd_detectors(args: argparse.Namespace) -> int:
     return 0
 
 
+def _existing_db(db: str) -> str:
+    if not os.path.exists(db):
+        raise ValueError(f"no database at {db} (create one with: lessonweaver run --db {db})")
+    return db
+
+
+def _show_lesson(lesson: dict, verbose: bool) -> None:
+    print(f"{lesson['lesson_id']}  {lesson['review']:<8}  {lesson['status'] or '':<9}  {lesson['severity']:<8}"
+          f"  {lesson['priority'] or 0:>7.2f}  {lesson['occurrences']:>5}x  {lesson['title']}")
+    if verbose or lesson["lesson"] != lesson["proposed_lesson"]:
+        print(f"{'':<15}lesson:   {lesson['lesson']}")
+    if verbose:
+        if lesson["lesson"] != lesson["proposed_lesson"]:
+            print(f"{'':<15}proposed: {lesson['proposed_lesson']}")
+        if lesson["note"]:
+            print(f"{'':<15}note:     {lesson['note']}")
+
+
+def cmd_review(args: argparse.Namespace) -> int:
+    from lessonweaver import render, review, store
+
+    db = _existing_db(args.db)
+    if args.action in (None, "show"):
+        con = store.connect(db, read_only=True)
+        try:
+            if args.action == "show":
+                shown = review.candidates(con, None, review.resolve_id(con, args.lesson_id))
+            else:
+                shown = review.candidates(con, None if args.all else args.decision, limit=args.limit)
+        finally:
+            con.close()
+        for lesson in shown:
+            lesson.update({k: render.scrub(lesson[k]) for k in ("title", "lesson", "proposed_lesson")
+                           if lesson.get(k) is not None})
+            _show_lesson(lesson, args.verbose or args.action == "show")
+        if args.action is None:
+            which = "lessons" if args.all else f"{args.decision} lessons"
+            print(f"({len(shown)} {which}; accept, reject or edit one with: lessonweaver review accept|reject|edit ID)")
+        return 0
+    decision = {"accept": "accepted", "reject": "rejected", "edit": None}[args.action]
+    if args.action == "edit" and args.text is None:
+        raise ValueError("review edit needs --text")
+    with store.run_lock(db):
+        con = store.connect(db)
+        try:
+            lesson = review.decide(con, args.lesson_id, decision, args.text, args.note)
+        finally:
+            con.close()
+    print(f"{lesson['lesson_id']}: {lesson['review']}" + (" (text edited)" if args.text is not None else ""))
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from lessonweaver import export, store
+
+    con = store.connect(_existing_db(args.db), read_only=True)
+    try:
+        text = export.export(con, args.format, args.templates)
+    finally:
+        con.close()
+    if args.output in (None, "-"):
+        sys.stdout.write(text)
+    else:
+        from lessonweaver.render import write_atomic
+
+        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(Path(args.output), text)
+        print(f"exported to {args.output}", file=sys.stderr)
+    return 0
+
+
+def cmd_sql(args: argparse.Namespace) -> int:
+    from lessonweaver import explore
+
+    return explore.main(args.db, args.query, args.file, args.format, args.max_width)
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="lessonweaver", description="Find where agents went wrong and weave it into lessons.")
     p.add_argument("--version", action="version", version=f"lessonweaver {__version__}")
@@ -164,6 +243,43 @@ def parser() -> argparse.ArgumentParser:
     aud.add_argument("--db", default=DEFAULT_DB, help=f"database file (default: {DEFAULT_DB})")
     aud.add_argument("--out", default=DEFAULT_OUT, help=f"report folder (default: {DEFAULT_OUT}/)")
     aud.set_defaults(func=cmd_audit)
+
+    db_option = argparse.ArgumentParser(add_help=False)
+    db_option.add_argument("--db", default=DEFAULT_DB, help=f"database file (default: {DEFAULT_DB})")
+    rev = sub.add_parser("review", parents=[db_option], help="list lesson candidates; accept, reject or edit one",
+                         description="With no action: the pending lessons, highest priority first.")
+    shown = rev.add_mutually_exclusive_group()
+    shown.add_argument("--decision", choices=("pending", "accepted", "rejected"), default="pending",
+                       help="list the lessons with this decision (default: pending)")
+    shown.add_argument("--all", action="store_true", help="list every lesson")
+    rev.add_argument("--limit", type=int, help="at most this many")
+    rev.add_argument("-v", "--verbose", action="store_true", help="show the lesson text of each")
+    actions = rev.add_subparsers(dest="action", metavar="{accept,reject,edit,show}")
+    for name, text_help in (("accept", "the lesson text to keep instead of the proposed one"),
+                            ("reject", None), ("edit", "the new lesson text (keeps the decision)"), ("show", None)):
+        a = actions.add_parser(name, parents=[db_option], help=f"{name} a lesson")
+        a.add_argument("lesson_id", metavar="LESSON_ID", help="a lesson id, or a unique start of one")
+        if text_help:
+            a.add_argument("--text", help=text_help)
+        if name != "show":
+            a.add_argument("--note", help="why (kept with the decision)")
+    rev.set_defaults(func=cmd_review, text=None, note=None)
+
+    exp = sub.add_parser("export", parents=[db_option], help="write the accepted lessons as a file agents load")
+    exp.add_argument("--format", default="agents-md", help="agents-md (default) or jsonl, or a template of yours")
+    exp.add_argument("-o", "--output", metavar="FILE", help="write here instead of to standard output")
+    exp.add_argument("--templates", metavar="DIR", help="a folder with export/<format>.j2 templates of your own")
+    exp.set_defaults(func=cmd_export)
+
+    sql = sub.add_parser("sql", parents=[db_option], help="query the database read-only (a query, a file, or a prompt)",
+                         description="Read-only SQL on the database; with no QUERY and no --file, a prompt on stdin.")
+    sql.add_argument("query", nargs="?", metavar="QUERY", help="SQL to run (several statements: ';' between)")
+    sql.add_argument("--file", metavar="PATH", help="run a .sql file (or a shipped example by name: top_lessons)")
+    sql.add_argument("--format", choices=("table", "csv", "json"), default="table",
+                     help="table (default), csv, or json (one JSON array per result)")
+    sql.add_argument("--max-width", type=int, default=80, metavar="N",
+                     help="cut table cells to N characters (default: 80; 0: never)")
+    sql.set_defaults(func=cmd_sql)
 
     det = sub.add_parser("detectors", help="list the detectors a run would use")
     det.add_argument("--detectors", action="append", default=[], metavar="DIR")

@@ -22,7 +22,7 @@ class Settings:
     batch_bytes: int = 64 * 1024 * 1024  # input read into one staging database at a time: bounds memory
     work_dir: str | None = None  # where batches leave their Parquet; shared storage when workers are remote
     resolve_after: int = 7  # nights without a sighting before a lesson counts as resolved
-    merge_threshold: float = 0.5  # token-set similarity at which two wordings of a problem are one lesson
+    merge_threshold: float = 0.6  # Jaccard similarity at which two wordings are one lesson (tests/test_merge.py)
     pii: str = "redact"  # what to do with PII in untagged traces: 'redact' or 'quarantine'
     # empty: the database's own salt
     tenant_salt: str = field(default_factory=lambda: os.environ.get("LESSONWEAVER_TENANT_SALT", ""))

@@ -2,8 +2,8 @@
 
 A variant is one exact problem: the detector, the trace's source and task, and the evidence normalised
 (case, punctuation, numbers and ids folded, see lw_normalise); its id is a hash of that key. Variants
-worded alike (token-set Jaccard similarity of their normalised task and evidence at or above the merge
-threshold, in the same detector, source and tenant) are one lesson. Which lesson a variant belongs to
+worded alike (token-set Jaccard similarity of their normalised evidence at or above the merge threshold, for the
+same detector, source, tenant and normalised task) are one lesson. Which lesson a variant belongs to
 is kept in `lesson_variants`, so a lesson keeps its id from night to night.
 
 Every run records what it saw in `sightings`; the lifecycle comes from there:
@@ -25,7 +25,7 @@ from lessonweaver.detectors import SEVERITIES, Detector
 
 EXAMPLES = 5  # example trace ids kept per lesson
 TREND_NIGHTS = 14  # nights of per-night counts a report shows per lesson
-MINHASHES, BAND_ROWS = 24, 2  # MinHash signature length and rows per LSH band: candidate pairs only
+MINHASHES, BAND_ROWS = 32, 2  # MinHash signature length and rows per LSH band: candidate pairs only
 # Severity weight in the priority score: a critical problem outranks many low ones.
 SEVERITY_WEIGHT = {"info": 0.5, "low": 1, "medium": 2, "high": 3, "critical": 5}
 RECENCY_HALF_LIFE = 7.0  # nights after which a lesson's priority halves if it is not seen again
@@ -43,7 +43,7 @@ def similar_pairs(con: duckdb.DuckDBPyConnection, texts: str, threshold: float) 
     """Pairs of ids from the relation `texts` (id, block, text) whose word sets have a Jaccard similarity
     of at least `threshold`, within one block, each pair once (a < b).
 
-    Candidates come from MinHash locality-sensitive hashing (24 hashes in bands of 2), so the work
+    Candidates come from MinHash locality-sensitive hashing (32 hashes in bands of 2), so the work
     grows with the number of texts, not its square; each candidate is then checked exactly."""
     return con.execute(
         f"""
@@ -86,8 +86,8 @@ def merge_variants(con: duckdb.DuckDBPyConnection, threshold: float) -> int:
         """
         CREATE OR REPLACE TEMP TABLE variant_texts AS
         SELECT d.variant_id AS id,
-               concat_ws('|', d.detector, coalesce(t.source, ''), coalesce(t.tenant, '')) AS block,
-               trim(lw_normalise(t.task) || ' ' || lw_normalise(arg_min(d.evidence, (d.detected_at, d.trace_id)))) AS text,
+               concat_ws('|', d.detector, coalesce(t.source, ''), coalesce(t.tenant, ''), lw_normalise(t.task)) AS block,
+               lw_normalise(arg_min(d.evidence, (d.detected_at, d.trace_id))) AS text,
                min(d.detected_at) AS first_seen,
                v.lesson_id
         FROM detections d JOIN traces t USING (trace_id)
@@ -167,7 +167,7 @@ def record_sightings(con: duckdb.DuckDBPyConnection, night: dt.date) -> None:
 
 
 def weave(con: duckdb.DuckDBPyConnection, run_id: str, night: dt.date, resolve_after: int = 7,
-          merge_threshold: float = 0.5) -> tuple[int, int]:
+          merge_threshold: float = 0.6) -> tuple[int, int]:
     """Merge new variants, record this run's sightings and rebuild `lessons`, in one transaction.
     Returns (lessons new in this run and not rejected, lessons in all)."""
     rank = " ".join(f"WHEN '{s}' THEN {i}" for i, s in enumerate(SEVERITIES))

@@ -1,0 +1,36 @@
+"""Export: accepted lessons as a file an agent loads (a rules section for AGENTS.md, or JSON lines).
+
+Only lessons a person accepted (`lessonweaver review accept`) are exported, with the text as edited.
+The formats are Jinja templates in templates/export/ (`<format>.j2`), so a team can add its own with
+--templates; text is scrubbed like every report.
+"""
+
+import datetime as dt
+from pathlib import Path
+
+import duckdb
+
+from lessonweaver import render
+
+
+def formats(templates: str | None = None) -> list[str]:
+    """The export formats there are templates for."""
+    env = render.environment(templates)
+    return sorted(Path(n).name.removesuffix(".j2") for n in env.list_templates(extensions=["j2"])
+                  if n.startswith("export/"))
+
+
+def export(con: duckdb.DuckDBPyConnection, fmt: str, templates: str | None = None) -> str:
+    """The accepted lessons, most important first, rendered in format `fmt`."""
+    known = formats(templates)
+    if fmt not in known:
+        raise ValueError(f"unknown export format '{fmt}' (known: {', '.join(known)})")
+    lessons = render.rows(con, """
+        SELECT lesson_id, detector, severity, priority, status, source, task, title, lesson, occurrences,
+               trace_count, first_night, last_night
+        FROM lessons WHERE review = 'accepted' ORDER BY priority DESC, lesson_id""")
+    for lesson in lessons:
+        lesson.update({k: render.scrub(lesson[k]) for k in ("title", "lesson") if lesson.get(k) is not None})
+    env = render.environment(templates)
+    return env.get_template(f"export/{fmt}.j2").render(
+        lessons=lessons, exported_at=dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))

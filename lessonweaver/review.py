@@ -1,0 +1,104 @@
+"""Review: a person accepts, rejects or edits a lesson candidate.
+
+Decisions live in the `reviews` table, one row per lesson, and the weave reads them on every run: a
+rejected lesson stays rejected (reports leave it out, and it never comes back as new), an accepted one
+keeps its edited text. A decision also updates the `lessons` row at once, so reports and exports made
+before the next run already show it. Edited text is screened like trace content: a reviewer cannot
+paste a secret or personal data into what lessonweaver publishes.
+"""
+
+from typing import Any
+
+import duckdb
+
+from lessonweaver import privacy
+
+DECISIONS = ("pending", "accepted", "rejected")
+MAX_TEXT = 2000
+
+
+class ReviewError(ValueError):
+    """A review request that cannot be carried out (unknown lesson, bad text)."""
+
+
+def resolve_id(con: duckdb.DuckDBPyConnection, lesson_id: str) -> str:
+    """The lesson a full id or a unique prefix of one names."""
+    found = [r[0] for r in con.execute(
+        "SELECT lesson_id FROM lessons WHERE starts_with(lesson_id, ?) ORDER BY lesson_id LIMIT 3",
+        [lesson_id.strip()]).fetchall()] if lesson_id.strip() else []
+    if not found:
+        raise ReviewError(f"no lesson '{lesson_id}' (list them with: lessonweaver review)")
+    if len(found) > 1 and lesson_id not in found:
+        raise ReviewError(f"'{lesson_id}' names more than one lesson ({', '.join(found[:2])}, ...): give more of the id")
+    return lesson_id if lesson_id in found else found[0]
+
+
+def check_text(con: duckdb.DuckDBPyConnection, text: str) -> str:
+    """Reviewer text, trimmed; refused (without repeating it) when empty, too long, or sensitive."""
+    text = " ".join(text.split())
+    if not text:
+        raise ReviewError("the lesson text is empty")
+    if len(text) > MAX_TEXT:
+        raise ReviewError(f"the lesson text is {len(text)} characters; at most {MAX_TEXT}")
+    privacy.find(con, "SELECT 1 AS k, ?::VARCHAR AS text", ("k",), [text])
+    kinds = sorted({k for (k,) in con.execute("SELECT DISTINCT kind FROM scan_hits").fetchall()})
+    if kinds:
+        raise ReviewError("the lesson text looks like it holds sensitive data (" + ", ".join(kinds)
+                          + "); it was not saved")
+    return text
+
+
+def decide(con: duckdb.DuckDBPyConnection, lesson_id: str, decision: str | None = None,
+           text: str | None = None, note: str | None = None) -> dict[str, Any]:
+    """Record a decision (or, with decision None, keep the current one) and optionally new lesson text.
+    Returns the lesson as it now stands."""
+    if decision is not None and decision not in DECISIONS:
+        raise ReviewError(f"decision must be one of {', '.join(DECISIONS)}")
+    lesson_id = resolve_id(con, lesson_id)
+    if text is not None:
+        text = check_text(con, text)
+    if note is not None:
+        note = check_text(con, note)
+    con.execute("BEGIN TRANSACTION")
+    try:
+        con.execute(
+            """
+            CREATE OR REPLACE TEMP TABLE review_new AS
+            SELECT ? AS lesson_id,
+                   coalesce(?::VARCHAR, (SELECT decision FROM reviews WHERE lesson_id = ?), 'pending') AS decision,
+                   coalesce(?::VARCHAR, (SELECT text FROM reviews WHERE lesson_id = ?)) AS text,
+                   coalesce(?::VARCHAR, (SELECT note FROM reviews WHERE lesson_id = ?)) AS note,
+                   now()::TIMESTAMP AS decided_at
+            """,
+            [lesson_id, decision, lesson_id, text, lesson_id, note, lesson_id],
+        )
+        con.execute("DELETE FROM reviews WHERE lesson_id = ?", [lesson_id])
+        con.execute("INSERT INTO reviews BY NAME SELECT * FROM review_new")
+        con.execute(
+            """
+            UPDATE lessons SET review = r.decision, lesson = coalesce(r.text, lessons.proposed_lesson)
+            FROM review_new r WHERE lessons.lesson_id = r.lesson_id
+            """
+        )
+        con.execute("DROP TABLE review_new")
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    return candidates(con, None, lesson_id)[0]
+
+
+def candidates(con: duckdb.DuckDBPyConnection, decision: str | None = "pending", lesson_id: str | None = None,
+               limit: int | None = None) -> list[dict[str, Any]]:
+    """Lessons by priority, with their review state; `decision` None means every decision."""
+    return con.sql(
+        """
+        SELECT l.lesson_id, l.review, l.status, l.severity, l.priority, l.occurrences, l.trace_count,
+               l.detector, l.title, l.lesson, l.proposed_lesson, r.note, r.decided_at
+        FROM lessons l LEFT JOIN reviews r USING (lesson_id)
+        WHERE (?::VARCHAR IS NULL OR l.review = ?::VARCHAR) AND (?::VARCHAR IS NULL OR l.lesson_id = ?::VARCHAR)
+        ORDER BY l.priority DESC, l.lesson_id
+        LIMIT ?
+        """,
+        params=[decision, decision, lesson_id, lesson_id, limit if limit is not None else 1 << 62],
+    ).pl().to_dicts()
