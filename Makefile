@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 export PREFECT_HOME ?= $(CURDIR)/.prefect
 export PREFECT_SERVER_ANALYTICS_ENABLED ?= false
 
-.PHONY: run test install clean bench
+.PHONY: run test install clean bench browser
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,8 +19,13 @@ install: $(STAMP)
 run: $(STAMP)
 	$(BIN)/lessonweaver run data/
 
-test: $(STAMP)
+test: $(STAMP) browser
 	$(BIN)/pytest -q
+
+# tests/test_html.py opens the HTML report in headless Chromium (Debian's `chromium` package).
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
+browser:
+	command -v chromium >/dev/null || ($(SUDO) apt-get update && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y --no-install-recommends chromium)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py $(ARGS)

@@ -1,8 +1,9 @@
 """Render: every `*.j2` template into the output folder, from what the database holds.
 
 The output of `lessons.md.j2` is `lessons.md`. Templates whose name starts with `_` are partials and
-are not rendered on their own. A folder given with --templates is searched before the shipped one, so
-a team can replace one template or add its own without copying the rest. HTML templates autoescape.
+are not rendered on their own; those in subfolders (export/) only on request. A folder given with
+--templates is searched before the shipped one, so a team can replace one template or add its own
+without copying the rest. HTML templates autoescape.
 Each file is written to a temporary name and renamed, so a reader never sees half a report.
 """
 
@@ -17,7 +18,9 @@ from typing import Any
 
 import duckdb
 import jinja2
+from markupsafe import Markup
 
+from lessonweaver import charts
 from lessonweaver.resources import resource_dir
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>!|#~{}()])")
@@ -85,7 +88,8 @@ def environment(templates: str | None = None) -> jinja2.Environment:
     return env
 
 
-TEXT_FIELDS = ("title", "problem", "lesson", "evidence")
+TEXT_FIELDS = ("title", "problem", "lesson", "proposed_lesson", "evidence")
+STATUSES = ("new", "regressed", "recurring", "resolved")
 
 
 def context(con: duckdb.DuckDBPyConnection, run: dict[str, Any], tenant: str | None = None) -> dict[str, Any]:
@@ -93,8 +97,8 @@ def context(con: duckdb.DuckDBPyConnection, run: dict[str, Any], tenant: str | N
     lesson text is scrubbed of tracebacks, URLs, paths, hosts and tokens. With `tenant` (a tenant hash),
     only that tenant's lessons."""
     lessons = rows(con, """
-        SELECT * FROM lessons WHERE ?::VARCHAR IS NULL OR tenant = ?::VARCHAR
-        ORDER BY occurrences DESC, trace_count DESC, last_seen DESC, lesson_id""", [tenant, tenant])
+        SELECT * FROM lessons WHERE (?::VARCHAR IS NULL OR tenant = ?::VARCHAR) AND review IS DISTINCT FROM 'rejected'
+        ORDER BY priority DESC, occurrences DESC, last_seen DESC, lesson_id""", [tenant, tenant])
     for lesson in lessons:
         lesson.update({k: scrub(lesson[k]) for k in TEXT_FIELDS if lesson.get(k) is not None})
     return {
@@ -119,15 +123,71 @@ def context(con: duckdb.DuckDBPyConnection, run: dict[str, Any], tenant: str | N
         "rejects": rows(con, """
             SELECT file, count(*) AS records, count(*) FILTER (WHERE run_id = ?) AS records_this_run
             FROM rejects GROUP BY file ORDER BY records DESC, file""", [run["run_id"]]),
+        "statuses": {s: sum(1 for lesson in lessons if lesson["status"] == s) for s in STATUSES},
+        "reviewed": rows(con, """
+            SELECT count(*) FILTER (WHERE review = 'accepted') AS accepted,
+                   count(*) FILTER (WHERE review = 'rejected') AS rejected
+            FROM lessons WHERE ?::VARCHAR IS NULL OR tenant = ?::VARCHAR""", [tenant, tenant])[0],
         "totals": rows(con, """
             SELECT (SELECT count(*) FROM traces) AS traces, (SELECT count(*) FROM events) AS events,
                    (SELECT count(*) FROM detections) AS detections, (SELECT count(*) FROM lessons) AS lessons,
                    (SELECT count(DISTINCT trace_id) FROM quarantine) AS quarantined,
                    (SELECT count(*) FROM rejects) AS rejected""")[0],
+        **history(con, run, tenant),
     }
 
 
-def _write_atomic(path: Path, text: str) -> None:
+TREND_NIGHTS = 14  # nights in a lesson's sparkline, ending at the run's night
+CHART_NIGHTS = 30  # nights in the detections-per-detector chart
+
+
+def history(con: duckdb.DuckDBPyConnection, run: dict[str, Any], tenant: str | None = None) -> dict[str, Any]:
+    """Per-night counts from `sightings` for the HTML report, and the charts drawn from them.
+
+    `trends` maps each lesson id to its last TREND_NIGHTS nights ({night, occurrences}, zero-filled,
+    ending at the run's night); `detector_nights` holds detections per detector per night over the last
+    CHART_NIGHTS nights. They sit beside the lesson rows, not in them, so lessons.jsonl keeps the
+    lessons table's fields. The SVGs are built by `charts`, which escapes every label itself."""
+    given = run.get("night")
+    night = con.execute("SELECT coalesce(try_cast(?::VARCHAR AS DATE), (SELECT max(night) FROM sightings), current_date)",
+                        [None if given is None else str(given)]).fetchall()[0][0]
+    window = """
+        WITH days AS (SELECT unnest(generate_series($night::DATE - ($days - 1)::INTEGER, $night::DATE,
+                                                     INTERVAL 1 DAY))::DATE AS night),
+             shown AS (SELECT lesson_id FROM lessons WHERE $tenant::VARCHAR IS NULL OR tenant = $tenant::VARCHAR),
+             seen AS (SELECT s.* FROM sightings s
+                      WHERE s.night BETWEEN $night::DATE - ($days - 1)::INTEGER AND $night::DATE
+                        AND ($tenant::VARCHAR IS NULL OR s.lesson_id IN (SELECT lesson_id FROM shown)))
+    """
+    per_lesson = con.execute(window + """
+        , counts AS (SELECT lesson_id, night, sum(occurrences) AS n FROM seen WHERE lesson_id IS NOT NULL GROUP BY ALL)
+        SELECT l.lesson_id, list(coalesce(c.n, 0)::BIGINT ORDER BY d.night)
+        FROM shown l CROSS JOIN days d LEFT JOIN counts c ON c.lesson_id = l.lesson_id AND c.night = d.night
+        GROUP BY l.lesson_id""", {"night": night, "days": TREND_NIGHTS, "tenant": tenant}).fetchall()
+    per_detector = con.execute(window + """
+        , counts AS (SELECT detector, night, sum(occurrences) AS n FROM seen GROUP BY ALL)
+        SELECT k.detector, list(coalesce(c.n, 0)::BIGINT ORDER BY d.night), sum(coalesce(c.n, 0))::BIGINT AS total
+        FROM (SELECT DISTINCT detector FROM counts) k CROSS JOIN days d
+        LEFT JOIN counts c ON c.detector = k.detector AND c.night = d.night
+        GROUP BY k.detector ORDER BY total DESC, k.detector""",
+                                 {"night": night, "days": CHART_NIGHTS, "tenant": tenant}).fetchall()
+    trend_nights, chart_nights = (
+        [(night - dt.timedelta(days=back)).isoformat() for back in range(days - 1, -1, -1)]
+        for days in (TREND_NIGHTS, CHART_NIGHTS))
+    series = {detector: counts for detector, counts, _ in per_detector}
+    return {
+        "night": night.isoformat(),
+        "trend_nights": trend_nights,
+        "trends": {lid: [{"night": n, "occurrences": c} for n, c in zip(trend_nights, counts)]
+                   for lid, counts in per_lesson},
+        "sparklines": {lid: Markup(charts.sparkline(counts, trend_nights)) for lid, counts in per_lesson},
+        "detector_nights": {"nights": chart_nights,
+                            "series": [{"detector": d, "counts": c, "total": t} for d, c, t in per_detector]},
+        "detector_chart": Markup(charts.bar_chart(series, chart_nights)),
+    }
+
+
+def write_atomic(path: Path, text: str) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -160,12 +220,12 @@ def render(con: duckdb.DuckDBPyConnection, run: dict[str, Any], out: str, templa
            tenant: str | None = None) -> list[str]:
     """Render every template into `out`; returns the paths written."""
     env = environment(templates)
-    names = sorted(n for n in env.list_templates(extensions=["j2"]) if not Path(n).name.startswith("_"))
+    names = sorted(n for n in env.list_templates(extensions=["j2"]) if "/" not in n and not n.startswith("_"))
     ctx = context(con, run, tenant)
     Path(out).mkdir(parents=True, exist_ok=True)
     written = []
     for name in names:
         target = Path(out) / Path(name).name.removesuffix(".j2")
-        _write_atomic(target, env.get_template(name).render(**ctx))
+        write_atomic(target, env.get_template(name).render(**ctx))
         written.append(str(target))
     return written

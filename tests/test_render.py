@@ -28,7 +28,7 @@ def test_user_template_folder_overrides_and_adds(tmp_path: Path):
     (mine / "_partial.j2").write_text("not rendered on its own")
     written = render.render(con, {"run_id": "r1"}, str(tmp_path / "out"), str(mine))
     names = sorted(Path(p).name for p in written)
-    assert names == ["lessons.jsonl", "lessons.md", "summary.txt"]
+    assert names == ["lessons.html", "lessons.jsonl", "lessons.md", "summary.txt"]
     assert (tmp_path / "out" / "lessons.md").read_text() == "0 lessons for r1\n"
     assert (tmp_path / "out" / "summary.txt").read_text() == "0 traces\n"
     assert (tmp_path / "out" / "lessons.jsonl").read_text() == ""

@@ -1,0 +1,149 @@
+"""Charts for the HTML report: plain functions that return inline SVG markup.
+
+The report is one self-contained file, so charts are drawn at render time instead of by a script in
+the browser. Every label may come from a user's files (detector ids, nights), so every piece of text
+is escaped here; callers may mark the result safe. Coordinates are written with one decimal and
+separated by commas, so no run of digits in the markup can look like a card or phone number to the
+audit that scans every report.
+"""
+
+import datetime as dt
+import html
+import math
+from collections.abc import Mapping, Sequence
+
+# Tableau 10: distinct, colour-blind-friendly enough, and calm next to text.
+PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
+           "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac")
+INK, MUTED, GRID = "#1f2933", "#616e7c", "#e4e7eb"
+FONT = "font-family=\"system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif\""
+
+
+def _esc(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _n(x: float) -> str:
+    return f"{x:.1f}"
+
+
+def colours(labels: Sequence[str]) -> dict[str, str]:
+    """A colour per label, assigned in sorted order so a detector keeps its colour from night to night."""
+    return {label: PALETTE[i % len(PALETTE)] for i, label in enumerate(sorted(set(labels)))}
+
+
+def nice_ticks(top: float, count: int = 4) -> list[int]:
+    """Round axis ticks (steps of 1, 2 or 5 times a power of ten) from 0 to at least `top`."""
+    top = max(top, 1)
+    raw = top / count
+    power = 10 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+    step = max(1, int(step))
+    return list(range(0, int(math.ceil(top / step)) * step + 1, step))
+
+
+def _night_label(night: object) -> str:
+    """`11-28` for a night: short enough for an axis, the year is in the caption."""
+    text = night.isoformat() if isinstance(night, dt.date) else str(night)
+    return text[5:10] if len(text) >= 10 and text[4] == "-" else text
+
+
+def bar_chart(series: Mapping[str, Sequence[int]], nights: Sequence[object], *,
+              width: int = 760, height: int = 240, title: str = "Detections per detector per night") -> str:
+    """Stacked bars: one bar per night, one segment per detector, with axes, axis titles and a legend.
+
+    `series` maps a label to its counts, aligned with `nights`; legend and stacking follow its order.
+    Hovering a segment shows its detector, night and count (an SVG <title>: no script needed)."""
+    labels = list(series)
+    colour = colours(labels)
+    left, right, top, bottom = 46, 12, 14, 44
+    plot_w, plot_h = width - left - right, height - top - bottom
+    totals = [sum(series[label][i] for label in labels) for i in range(len(nights))]
+    ticks = nice_ticks(max(totals, default=0))
+    scale = plot_h / ticks[-1]
+    slot = plot_w / max(len(nights), 1)
+    bar = max(slot * 0.7, 1.0)
+
+    legend_cols = max(1, plot_w // 180)
+    legend_rows = math.ceil(len(labels) / legend_cols)
+    total_h = height + 8 + legend_rows * 20
+    out = [f'<svg class="chart" role="img" viewBox="0 0 {width} {total_h}" width="100%" '
+           f'preserveAspectRatio="xMinYMin meet" {FONT} font-size="11" aria-label="{_esc(title)}">',
+           f'<title>{_esc(title)}</title>']
+    # grid and y axis
+    for t in ticks:
+        y = top + plot_h - t * scale
+        out.append(f'<line x1="{_n(left)}" y1="{_n(y)}" x2="{_n(width - right)}" y2="{_n(y)}" '
+                   f'stroke="{GRID if t else MUTED}" stroke-width="1"/>')
+        out.append(f'<text x="{_n(left - 6)}" y="{_n(y + 4)}" text-anchor="end" fill="{MUTED}">{t}</text>')
+    out.append(f'<text transform="translate(12,{_n(top + plot_h / 2)}) rotate(-90)" text-anchor="middle" '
+               f'fill="{INK}">detections</text>')
+    # bars
+    for i, night in enumerate(nights):
+        x = left + i * slot + (slot - bar) / 2
+        y = top + plot_h
+        for label in labels:
+            count = series[label][i]
+            if count <= 0:
+                continue
+            h = count * scale
+            y -= h
+            out.append(f'<rect x="{_n(x)}" y="{_n(y)}" width="{_n(bar)}" height="{_n(h)}" fill="{colour[label]}">'
+                       f'<title>{_esc(label)}, {_esc(night)}: {count}</title></rect>')
+    # x axis labels: at most about ten, always the last night
+    step = max(1, math.ceil(len(nights) / 10))
+    shown = {i for i in range(len(nights) - 1, -1, -step)}
+    for i in sorted(shown):
+        x = left + i * slot + slot / 2
+        out.append(f'<text x="{_n(x)}" y="{_n(top + plot_h + 15)}" text-anchor="middle" fill="{MUTED}">'
+                   f'{_esc(_night_label(nights[i]))}</text>')
+    out.append(f'<text x="{_n(left + plot_w / 2)}" y="{_n(top + plot_h + 34)}" text-anchor="middle" '
+               f'fill="{INK}">night (UTC)</text>')
+    if not any(totals):
+        out.append(f'<text x="{_n(left + plot_w / 2)}" y="{_n(top + plot_h / 2)}" text-anchor="middle" '
+                   f'fill="{MUTED}">no detections in these nights</text>')
+    # legend
+    for k, label in enumerate(labels):
+        x = left + (k % legend_cols) * 180
+        y = height + 8 + (k // legend_cols) * 20
+        total = sum(series[label])
+        out.append(f'<g class="legend-item"><rect x="{_n(x)}" y="{_n(y)}" width="12.0" height="12.0" rx="2.0" '
+                   f'fill="{colour[label]}"/><text x="{_n(x + 18)}" y="{_n(y + 10)}" fill="{INK}">'
+                   f'{_esc(label)} <tspan fill="{MUTED}">({total})</tspan></text></g>')
+    out.append("</svg>")
+    return "".join(out)
+
+
+def sparkline(values: Sequence[int], nights: Sequence[object] = (), *, width: int = 112, height: int = 26,
+              colour: str = "#4e79a7") -> str:
+    """A small line of per-night counts with the latest night marked; its <title> spells the numbers out."""
+    values = list(values)
+    n = len(values)
+    pad = 3.0
+    top = max(values, default=0) or 1
+    step = (width - 2 * pad) / max(n - 1, 1)
+
+    def point(i: int, v: int) -> tuple[float, float]:
+        return pad + i * step, height - pad - v / top * (height - 2 * pad)
+
+    points = [point(i, v) for i, v in enumerate(values)]
+    if nights:
+        detail = "; ".join(f"{_night_label(night)}: {v}" for night, v in zip(nights, values))
+        first, last = _night_label(nights[0]), _night_label(nights[-1])
+        label = f"{sum(values)} occurrences from {first} to {last} ({detail})"
+    else:
+        label = f"{sum(values)} occurrences"
+    out = [f'<svg class="spark" role="img" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
+           f'aria-label="{_esc(label)}"><title>{_esc(label)}</title>',
+           f'<line x1="{_n(pad)}" y1="{_n(height - pad)}" x2="{_n(width - pad)}" y2="{_n(height - pad)}" '
+           f'stroke="{GRID}" stroke-width="1"/>']
+    if points:
+        line = " ".join(f"{_n(x)},{_n(y)}" for x, y in points)
+        area = f"{_n(points[0][0])},{_n(height - pad)} {line} {_n(points[-1][0])},{_n(height - pad)}"
+        out.append(f'<polygon points="{area}" fill="{colour}" fill-opacity="0.15" stroke="none"/>')
+        out.append(f'<polyline points="{line}" fill="none" stroke="{colour}" stroke-width="1.5" '
+                   f'stroke-linejoin="round" stroke-linecap="round"/>')
+        x, y = points[-1]
+        out.append(f'<circle cx="{_n(x)}" cy="{_n(y)}" r="2.5" fill="{colour}"/>')
+    out.append("</svg>")
+    return "".join(out)
