@@ -44,6 +44,7 @@ class Adapter:
     match: str
     priority: int
     sql: SqlFile
+    gathers: bool = False  # a trace is gathered from many records (and files), so its parts may be split
 
 
 def load_adapters(folder: Path | None = None) -> list[Adapter]:
@@ -59,7 +60,8 @@ def load_adapters(folder: Path | None = None) -> list[Adapter]:
             priority = int(f.header.get("priority", "0"))
         except ValueError as exc:
             raise SqlFileError(f"{path}: priority must be a whole number") from exc
-        adapters.append(Adapter(f.header["format"], f.header["title"], f.header["match"], priority, f))
+        gathers = f.header.get("gathers", "no").strip().lower() in ("yes", "true")
+        adapters.append(Adapter(f.header["format"], f.header["title"], f.header["match"], priority, f, gathers))
     return sorted(adapters, key=lambda a: (-a.priority, a.format))
 
 

@@ -89,9 +89,47 @@ def _account(con: duckdb.DuckDBPyConnection) -> None:
     )
 
 
+def _keep_only(con: duckdb.DuckDBPyConnection, trace_ids: frozenset[str]) -> None:
+    con.execute("CREATE OR REPLACE TEMP TABLE keep AS SELECT unnest(?::VARCHAR[]) AS trace_id", [sorted(trace_ids)])
+    for table in ("traces", "events", "detections", "quarantine", "record_traces"):
+        con.execute(f"DELETE FROM {table} WHERE trace_id NOT IN (SELECT trace_id FROM keep)")
+    con.execute("DELETE FROM rejects; DELETE FROM file_accounts; DROP TABLE keep")
+
+
+def split_traces(folders: list[str], gathering_formats: list[str]) -> tuple[list[str], list[str]]:
+    """Traces of gathering formats whose records were staged in more than one batch, with different
+    content in each: (their ids, the files their records came from). Those files are staged again together."""
+    if len(folders) < 2 or not gathering_formats:
+        return [], []
+    paths = [(Path(f) / "traces.parquet").as_posix() for f in folders]
+    con = duckdb.connect(config={"threads": 1})
+    try:
+        ids = [r[0] for r in con.execute(
+            """
+            SELECT trace_id FROM read_parquet(?, filename = true)
+            GROUP BY trace_id
+            HAVING count(DISTINCT filename) > 1 AND count(DISTINCT content_hash) > 1
+               AND bool_and(list_contains(?, format))
+            ORDER BY trace_id
+            """, [paths, gathering_formats]).fetchall()]
+        if not ids:
+            return [], []
+        records = [(Path(f) / "trace_records.parquet").as_posix() for f in folders]
+        files = [r[0] for r in con.execute(
+            "SELECT DISTINCT file FROM read_parquet(?) WHERE list_contains(?, trace_id) ORDER BY file",
+            [records, ids]).fetchall()]
+        return ids, files
+    finally:
+        con.close()
+
+
 def run_batch(files: list[InputFile], settings: Settings, folder: str,
-              known_hashes: frozenset[str] = frozenset()) -> BatchResult:
-    """Stage `files` and write the batch's Parquet outputs into `folder`."""
+              known_hashes: frozenset[str] = frozenset(), only_traces: frozenset[str] | None = None) -> BatchResult:
+    """Stage `files` and write the batch's Parquet outputs into `folder`.
+
+    With `only_traces`, a merge batch: the files were staged before, in other batches, and are staged
+    again together so that traces split between those batches are gathered whole. It keeps only those
+    traces and accounts for no record (the first batches did)."""
     os.makedirs(folder, exist_ok=True)
     con = connect_staging(settings)
     try:
@@ -101,6 +139,8 @@ def run_batch(files: list[InputFile], settings: Settings, folder: str,
         privacy.screen(con, settings.pii, settings.tenant_salt)
         errors = detectors.detect(con, detectors.load_detectors(settings.detector_dirs))
         _account(con)
+        if only_traces is not None:
+            _keep_only(con, only_traces)
         # A trace's content, as it will be stored: the same trace delivered again hashes the same.
         con.execute(
             """

@@ -7,6 +7,7 @@ is one transaction, so a crash leaves the previous consistent state.
 import fcntl
 import os
 import secrets
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -15,7 +16,11 @@ from pathlib import Path
 import duckdb
 
 from lessonweaver.crashpoints import reached
+from lessonweaver.privacy import safe_error
 from lessonweaver.resources import sql_path
+
+
+LOCK_WAIT_SECONDS = 10.0  # how long an open waits for another process's connection to close
 
 
 class StoreError(RuntimeError):
@@ -34,18 +39,26 @@ def connect(db: str, read_only: bool = False, threads: int | None = None,
         raise StoreError(f"no database at {db} (run `lessonweaver run` first)")
     if not read_only:
         Path(db).parent.mkdir(parents=True, exist_ok=True)
-    try:
-        con = duckdb.connect(db, read_only=read_only, config=config)
-    except duckdb.IOException as exc:
-        if "lock" in str(exc).lower():
-            raise StoreError(f"{db} is in use by another lessonweaver run (or another program); "
-                             "try again when it has finished") from None
-        raise StoreError(f"cannot open {db}: {exc}") from None
-    except duckdb.Error as exc:
-        raise StoreError(f"cannot open {db}: {exc}") from None
+    # Readers (`lessonweaver sql`, lessonweaver.open) hold the file for one query at a time: a writer
+    # that meets one waits a moment instead of failing a night's run.
+    deadline = time.monotonic() + LOCK_WAIT_SECONDS
+    while True:
+        try:
+            con = duckdb.connect(db, read_only=read_only, config=config)
+            break
+        except duckdb.IOException as exc:
+            if "lock" not in str(exc).lower():
+                raise StoreError(f"cannot open {db}: {safe_error(exc)}") from None
+            if time.monotonic() >= deadline:
+                raise StoreError(f"{db} is in use by another lessonweaver run (or another program); "
+                                 "try again when it has finished") from None
+            time.sleep(0.2)
+        except duckdb.Error as exc:
+            raise StoreError(f"cannot open {db}: {safe_error(exc)}") from None
     if not read_only:
         con.execute(sql_path("schema.sql").read_text(encoding="utf-8"))
         con.execute(sql_path("macros.sql").read_text(encoding="utf-8"))
+        con.execute(sql_path("views.sql").read_text(encoding="utf-8"))
     return con
 
 
@@ -105,12 +118,16 @@ class LoadCounts:
     detections: int = 0
 
 
+def _quote(path: Path | str) -> str:
+    return Path(path).as_posix().replace("'", "''")
+
+
 def _parquet(folders: list[str], name: str) -> str:
     paths = ", ".join("'" + (Path(f) / f"{name}.parquet").as_posix().replace("'", "''") + "'" for f in folders)
     return f"(SELECT * EXCLUDE (filename), parse_dirpath(filename) AS batch FROM read_parquet([{paths}], filename = true))"
 
 
-def load(con: duckdb.DuckDBPyConnection, folders: list[str], run_id: str) -> LoadCounts:
+def load(con: duckdb.DuckDBPyConnection, folders: list[str], run_id: str, merged: str | None = None) -> LoadCounts:
     """Load batch outputs in one transaction.
 
     A file read again with new content replaces what came from it before. Each staged trace is new
@@ -118,13 +135,15 @@ def load(con: duckdb.DuckDBPyConnection, folders: list[str], run_id: str) -> Loa
     as loaded), a conflicting duplicate (same trace_id, other content: its records are rejected), or held
     back because its trace_id is quarantined (its records count as quarantined). Per-file accounts are
     corrected accordingly, so records = loaded + quarantined + rejected still holds for every file.
+    `merged` is the folder of a merge batch (see batch.run_batch): its traces replace the parts that
+    the other batches staged of them.
     """
     counts = LoadCounts()
     if not folders:
         return counts
     con.execute("BEGIN TRANSACTION")
     try:
-        _load(con, folders, run_id, counts)
+        _load(con, folders, run_id, counts, merged)
         reached("load")
         con.execute("COMMIT")
     except BaseException:
@@ -133,9 +152,16 @@ def load(con: duckdb.DuckDBPyConnection, folders: list[str], run_id: str) -> Loa
     return counts
 
 
-def _load(con: duckdb.DuckDBPyConnection, folders: list[str], run_id: str, counts: LoadCounts) -> None:
-    q = {name: _parquet(folders, name) for name in
+def _load(con: duckdb.DuckDBPyConnection, folders: list[str], run_id: str, counts: LoadCounts,
+          merged: str | None = None) -> None:
+    q = {name: _parquet(folders + ([merged] if merged else []), name) for name in
          ("traces", "trace_records", "events", "detections", "quarantine", "rejects", "files")}
+    if merged:
+        # Parts of a trace that a merge batch gathered whole are not staged traces of their own.
+        whole = f"(SELECT trace_id FROM read_parquet('{_quote(Path(merged) / 'traces.parquet')}'))"
+        merge_batch = _quote(Path(merged).as_posix().rstrip("/"))
+        for name in ("traces", "trace_records", "events", "detections"):
+            q[name] = f"(SELECT * FROM {q[name]} WHERE batch = '{merge_batch}' OR trace_id NOT IN {whole})"
     con.execute(f"CREATE OR REPLACE TEMP TABLE batch_files AS SELECT * FROM {q['files']}")
     # A file whose content changed since it was ingested: what came from it before goes.
     con.execute(

@@ -3,6 +3,7 @@
 -- match: coalesce(doc->>'schema_version', '') = 'gdev-agent-trace-v1'
 --   OR (json_exists(doc, '$.run_id') AND json_exists(doc, '$.span_id') AND json_exists(doc, '$.event_type'))
 -- priority: 300
+-- gathers: yes
 --
 -- Reads records_in(file_id, file, line, record, doc) and fills staging traces, events, rejects and
 -- record_links. A trace is a run_id, gathered across all the files of the batch; a span_id names one event

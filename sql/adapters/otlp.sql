@@ -3,6 +3,7 @@
 -- match: json_exists(doc, '$.resourceSpans')
 --   OR (json_exists(doc, '$.traceId') AND json_exists(doc, '$.spanId'))
 -- priority: 300
+-- gathers: yes
 --
 -- A trace is a traceId, gathered across the files of the batch; its spans become events in start-time order
 -- (then file and position), followed in time by their span events (exceptions, feedback, evaluations) and,

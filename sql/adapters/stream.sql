@@ -4,6 +4,7 @@
 --   AND NOT json_exists(doc, '$.schema_version') AND NOT json_exists(doc, '$.events')
 --   AND (coalesce(doc->>'type', '') = 'trace_event' OR json_exists(doc, '$.scope') OR json_exists(doc, '$.task_id'))
 -- priority: 300
+-- gathers: yes
 --
 -- Reads records_in(file_id, file, line, record, doc) and fills staging traces, events, rejects and record_links.
 -- A trace is a task_id, gathered across the records (and files) of the batch. Records come in two shapes:

@@ -2,6 +2,7 @@
 -- title: TraceEvent JSONL: one event per line, runs linked by metadata.run_id (../shared/formats/traceevent-jsonl.md)
 -- match: json_exists(doc, '$.event_id') AND json_exists(doc, '$.event_type') AND json_exists(doc, '$.payload')
 -- priority: 300
+-- gathers: yes
 --
 -- Reads records_in(file_id, file, line, record, doc) and fills staging traces, events, rejects and
 -- record_links. A trace is a run: metadata.run_id, else the nearest run_id up the parent_event_id chain
