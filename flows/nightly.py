@@ -15,11 +15,12 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 from prefect import flow, get_run_logger, task
+from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NONE
 from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
 
-from lessonweaver import adapters, audit, detectors, discover, lessons, privacy, render, store
-from lessonweaver.batch import BatchResult, run_batch
+from lessonweaver import adapters, artifacts, audit, detectors, discover, lessons, privacy, render, store
+from lessonweaver.batch import BatchResult, run_batch, split_traces
 from lessonweaver.config import DEFAULT_DB, DEFAULT_INPUT, DEFAULT_OUT, Settings, parse_night
 from lessonweaver.crashpoints import reached
 from lessonweaver.read import TransientReadError
@@ -46,9 +47,9 @@ def _transient(task, task_run, state) -> bool:
 
 @task(name="stage-batch", cache_policy=NONE, retries=2, retry_delay_seconds=[2, 10], retry_condition_fn=_transient)
 def stage_batch_task(files: list[discover.InputFile], settings: Settings, folder: str,
-                     known_hashes: frozenset[str], label: str) -> BatchResult:
+                     known_hashes: frozenset[str], label: str, only_traces: frozenset[str] | None = None) -> BatchResult:
     """Read, adapt, screen and detect one batch of files in memory; write Parquet into `folder`."""
-    result = run_batch(files, settings, folder, known_hashes)
+    result = run_batch(files, settings, folder, known_hashes, only_traces)
     megabytes = sum(f.size for f in files) / 1e6
     get_run_logger().info("batch %s staged: %d file(s), %.1f MB", label, len(files), megabytes)
     return result
@@ -65,12 +66,12 @@ RUN_COLUMNS = {
 
 
 @task(name="load-and-weave", cache_policy=NONE)
-def load_task(settings: Settings, folders: list[str], run: dict) -> dict:
+def load_task(settings: Settings, folders: list[str], run: dict, merged: str | None = None) -> dict:
     """Load the batches in one transaction, rebuild lessons, and record the run."""
     con = store.connect(settings.db, threads=settings.threads, memory_limit=settings.memory_limit)
     try:
         lessons.register_detectors(con, detectors.load_detectors(settings.detector_dirs))
-        counts = store.load(con, folders, run["run_id"])
+        counts = store.load(con, folders, run["run_id"], merged)
         reached("loaded")
         skipped_unread = run["files_skipped"]
         run.update(asdict(counts))
@@ -89,6 +90,8 @@ def load_task(settings: Settings, folders: list[str], run: dict) -> dict:
             SELECT file, count(*), list(coalesce('line ' || line, 'record ' || record) || ': ' || reason ORDER BY record)[1:3]
             FROM rejects WHERE run_id = ? GROUP BY file ORDER BY count(*) DESC, file
             """, [run["run_id"]]).fetchall()
+        run["lesson_statuses"] = dict(con.execute(
+            "SELECT status, count(*) FROM lessons WHERE review <> 'rejected' GROUP BY status ORDER BY status").fetchall())
         run["detections_by_detector"] = dict(con.execute(
             "SELECT detector, count(*) FROM detections WHERE run_id = ? GROUP BY detector ORDER BY detector",
             [run["run_id"]]).fetchall())
@@ -115,6 +118,25 @@ def render_task(settings: Settings, run: dict, tenant: str | None) -> list[str]:
     finally:
         con.close()
         shutil.rmtree(pending, ignore_errors=True)
+
+
+@task(name="publish-artifacts", cache_policy=NONE)
+def artifacts_task(settings: Settings, run: dict, tenant: str | None) -> None:
+    """Show the night in the Prefect UI: a Markdown summary and a table of the top lessons, under stable
+    keys so each night is a new version of the same two artifacts. Built like the reports (scrubbed, no
+    quarantined or rejected content, one tenant's lessons with --tenant)."""
+    con = store.connect(settings.db, read_only=True)
+    try:
+        tenant_key = privacy.tenant_hash(settings.tenant_salt, tenant) if tenant else None
+        statuses = artifacts.lesson_statuses(con, tenant_key)
+        top = artifacts.top_lessons(con, tenant_key)
+    finally:
+        con.close()
+    create_markdown_artifact(artifacts.summary_markdown(run, statuses), key=artifacts.SUMMARY_KEY,
+                             description=f"lessonweaver night {run['night']}, run {run['run_id']}")
+    # With no lessons, empty columns keep the table's header.
+    create_table_artifact(top or {c: [] for c in artifacts.TOP_LESSON_COLUMNS}, key=artifacts.TOP_LESSONS_KEY,
+                          description=f"top {artifacts.TOP_LESSONS} lessons by priority, night {run['night']}")
 
 
 def task_runner(kind: str = "threads", workers: int = 1, dask_address: str | None = None) -> TaskRunner:
@@ -152,7 +174,7 @@ def nightly(
     format: str | None = None,
     pii: str = "redact",
     tenant: str | None = None,
-    batch_mb: int = 64,
+    batch_mb: float = 64,
     work_dir: str | None = None,
     night: str | None = None,
     resolve_after: int = 7,
@@ -166,7 +188,7 @@ def nightly(
     """
     log = get_run_logger()
     settings = replace(Settings(), paths=tuple(paths), db=db, out=out, detector_dirs=tuple(detector_dirs),
-                       templates=templates, format=format, pii=pii, batch_bytes=batch_mb * 1024 * 1024,
+                       templates=templates, format=format, pii=pii, batch_bytes=int(batch_mb * 1024 * 1024),
                        work_dir=work_dir, resolve_after=resolve_after)
     # Fail fast, before reading anything, on a broken detector or adapter file.
     adapters.load_adapters()
@@ -178,6 +200,20 @@ def nightly(
 
     with store.run_lock(settings.db):
         return _run(settings, run, tenant, log)
+
+
+def _merge_split_traces(settings: Settings, file_batches: list[list[discover.InputFile]], folders: list[str],
+                        folder: str, hashes: frozenset[str], log: logging.Logger | logging.LoggerAdapter) -> str | None:
+    """Stage again, together, the files of traces whose records were split between batches (event-per-line
+    formats gather a trace across files); returns the merge batch's folder, or None when nothing was split."""
+    gathering = [a.format for a in adapters.load_adapters() if a.gathers]
+    ids, paths = split_traces(folders, gathering)
+    if not ids:
+        return None
+    by_path = {f.path: f for files in file_batches for f in files}
+    log.info("%d trace(s) were split between batches: staging their %d file(s) again together", len(ids), len(paths))
+    files = [by_path[p] for p in paths]
+    return stage_batch_task.submit(files, settings, folder, hashes, "merge", frozenset(ids)).result().folder
 
 
 def _run(settings: Settings, run: dict, tenant: str | None, log: logging.Logger | logging.LoggerAdapter) -> dict:
@@ -207,10 +243,16 @@ def _run(settings: Settings, run: dict, tenant: str | None, log: logging.Logger 
         run["detector_errors"] = {k: v for r in results for k, v in r.detector_errors.items()}
         for detector_id, message in sorted(run["detector_errors"].items()):
             log.error("detector %s failed and was skipped: %s", detector_id, message)
-        run = load_task(settings, [r.folder for r in results], run)
+        merged = _merge_split_traces(settings, file_batches, [r.folder for r in results], f"{workdir}/merge",
+                                     hashes, log)
+        if merged:
+            lap("merge")
+        run = load_task(settings, [r.folder for r in results], run, merged)
         lap("load")
         run["written"] = render_task(settings, run, tenant)
         lap("render")
+        artifacts_task(settings, run, tenant)
+        lap("artifacts")
         return run
     finally:
         shutil.rmtree(workdir, ignore_errors=True)

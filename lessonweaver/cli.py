@@ -285,6 +285,11 @@ def parser() -> argparse.ArgumentParser:
     det.add_argument("--detectors", action="append", default=[], metavar="DIR")
     det.add_argument("-v", "--verbose", action="store_true", help="show descriptions and files")
     det.set_defaults(func=cmd_detectors)
+
+    from lessonweaver import backfill, schedule
+
+    schedule.add_parser(sub)
+    backfill.add_parser(sub)
     return p
 
 
