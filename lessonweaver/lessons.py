@@ -24,7 +24,6 @@ from lessonweaver.crashpoints import reached
 from lessonweaver.detectors import SEVERITIES, Detector
 
 EXAMPLES = 5  # example trace ids kept per lesson
-TREND_NIGHTS = 14  # nights of per-night counts a report shows per lesson
 MINHASHES, BAND_ROWS = 32, 2  # MinHash signature length and rows per LSH band: candidate pairs only
 # Severity weight in the priority score: a critical problem outranks many low ones.
 SEVERITY_WEIGHT = {"info": 0.5, "low": 1, "medium": 2, "high": 3, "critical": 5}
