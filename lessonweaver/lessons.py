@@ -19,6 +19,7 @@ few next to events), and it keeps them exact. Reviews (`reviews`) survive every 
 import datetime as dt
 
 import duckdb
+import polars as pl
 
 from lessonweaver.crashpoints import reached
 from lessonweaver.detectors import SEVERITIES, Detector
@@ -135,10 +136,11 @@ def merge_variants(con: duckdb.DuckDBPyConnection, threshold: float) -> int:
             best[a], best[b] = max(best.get(a, 0), j), max(best.get(b, 0), j)
     for v in parent:
         placed[v] = (root(v), 1.0 if root(v) == v else best[v])
-    con.executemany(
-        "INSERT INTO lesson_variants VALUES (?, ?, ?, now()::TIMESTAMP)",
-        [(v, lesson, round(j, 4)) for v, (lesson, j) in sorted(placed.items())],
-    )
+    frame = pl.DataFrame([(v, lesson, round(j, 4)) for v, (lesson, j) in sorted(placed.items())],
+                         schema={"variant_id": pl.Utf8, "lesson_id": pl.Utf8, "similarity": pl.Float64}, orient="row")
+    con.register("placed_variants", frame)
+    con.execute("INSERT INTO lesson_variants SELECT *, now()::TIMESTAMP FROM placed_variants")
+    con.unregister("placed_variants")
     con.execute(
         """
         UPDATE detections SET lesson_id = v.lesson_id FROM lesson_variants v

@@ -11,6 +11,7 @@ Staging tables this stage creates in the batch's in-memory database:
 `line` is the line in the file when records are lines; `record` numbers records within a file.
 """
 
+import codecs
 import errno
 import hashlib
 import json
@@ -93,36 +94,98 @@ def json_error_reason(text: str) -> str:
     return "invalid JSON (non-standard value)"
 
 
+CHUNK = 8 * 1024 * 1024  # bytes read at a time when hashing and checking a plain file
+_GLOB = set("*?[]{}")  # read_text would take these in a path as a pattern
+
+
+def _check_plain(path: str) -> tuple[str, bool]:
+    """Hash a file and check that it is UTF-8, a chunk at a time: (sha256, valid UTF-8).
+
+    A valid plain file is then read by DuckDB itself, so its text exists once, in DuckDB, and never
+    as Python bytes, a Python string and a DataFrame column besides."""
+    sha = hashlib.sha256()
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    valid = True
+    with open(path, "rb") as fh:
+        while chunk := fh.read(CHUNK):
+            sha.update(chunk)
+            if valid:
+                try:
+                    decoder.decode(chunk)
+                except UnicodeDecodeError:
+                    valid = False
+    if valid:
+        try:
+            decoder.decode(b"", final=True)
+        except UnicodeDecodeError:
+            valid = False
+    return sha.hexdigest(), valid
+
+
+def _read_whole(f: InputFile) -> tuple[str, str | None, str | None, list[tuple[int, str]]]:
+    """A gzip file, or one with bytes that are not UTF-8, read in Python: (sha256, text, note, bad lines)."""
+    with open(f.path, "rb") as fh:
+        raw = fh.read()
+    sha = hashlib.sha256(raw).hexdigest()
+    data, note = _gunzip(raw) if f.compressed else (raw, None)
+    del raw
+    text, bad = _decode(data)
+    return sha, text, note, bad
+
+
+def _sql_list(values: list[str]) -> str:
+    return "[" + ", ".join("'" + v.replace("'", "''") + "'" for v in values) + "]"
+
+
 def read_files(con: duckdb.DuckDBPyConnection, files: Iterable[InputFile], known_hashes: frozenset[str] = frozenset()) -> None:
     """Read `files` into the staging tables; files whose content hash is in `known_hashes` are skipped."""
-    rows: dict[str, list] = {k: [] for k in ("file_id", "path", "sha256", "size", "mtime", "hint", "note", "skipped", "text")}
+    rows: dict[str, list] = {k: [] for k in ("file_id", "path", "sha256", "size", "mtime", "hint", "note",
+                                             "skipped", "text", "direct")}
     bad_bytes: list[tuple[int, int, str]] = []
     for file_id, f in enumerate(files, start=1):
-        note, text = None, None
+        note, text, sha, direct = None, None, "", False
         try:
-            with open(f.path, "rb") as fh:
-                raw = fh.read()
+            plain = not f.compressed and not (_GLOB & set(f.path))
+            valid = False
+            if plain:
+                sha, valid = _check_plain(f.path)
+            skipped = sha in known_hashes
+            if valid and not skipped:
+                direct = True
+            elif not skipped:
+                sha, text, note, bad = _read_whole(f)
+                skipped = sha in known_hashes and note is None
+                if skipped:
+                    text = None
+                bad_bytes.extend((file_id, line, reason) for line, reason in bad)
         except OSError as exc:
             if exc.errno in TRANSIENT_ERRNOS:
                 raise TransientReadError(f"{f.path}: {exc.strerror}") from None
-            raw, note = b"", f"{UNREADABLE} ({exc.strerror or exc.__class__.__name__})"
-        sha = hashlib.sha256(raw).hexdigest()
-        skipped = sha in known_hashes and note is None
-        if not skipped and note is None:
-            data = raw
-            if f.compressed:
-                data, note = _gunzip(raw)
-            text, bad = _decode(data)
-            bad_bytes.extend((file_id, line, reason) for line, reason in bad)
-        for key, value in zip(rows, (file_id, f.path, sha, f.size, f.mtime, f.layout_hint, note, skipped, text)):
+            note, text, skipped = f"{UNREADABLE} ({exc.strerror or exc.__class__.__name__})", None, False
+            sha = hashlib.sha256(b"").hexdigest()
+        for key, value in zip(rows, (file_id, f.path, sha, f.size, f.mtime, f.layout_hint, note, skipped, text, direct)):
             rows[key].append(value)
 
     incoming = pl.DataFrame(
         rows,
         schema={"file_id": pl.Int64, "path": pl.Utf8, "sha256": pl.Utf8, "size": pl.Int64, "mtime": pl.Float64,
-                "hint": pl.Utf8, "note": pl.Utf8, "skipped": pl.Boolean, "text": pl.Utf8},
+                "hint": pl.Utf8, "note": pl.Utf8, "skipped": pl.Boolean, "text": pl.Utf8, "direct": pl.Boolean},
     )
+    del rows
+    direct_paths = incoming.filter(pl.col("direct"))["path"].to_list()
     con.register("incoming_files", incoming)
+    # Plain UTF-8 files are read by DuckDB (a byte-order mark dropped); the rest came through Python.
+    con.execute(
+        f"""
+        CREATE OR REPLACE TEMP VIEW incoming_text AS
+        SELECT i.* REPLACE (CASE WHEN i.direct THEN
+                                  CASE WHEN starts_with(t.content, chr(65279)) THEN substr(t.content, 2) ELSE t.content END
+                                ELSE i.text END AS text)
+        FROM incoming_files i
+        LEFT JOIN (SELECT filename, content FROM read_text({_sql_list(direct_paths)})) t
+               ON i.direct AND t.filename = i.path
+        """ if direct_paths else "CREATE OR REPLACE TEMP VIEW incoming_text AS SELECT * FROM incoming_files"
+    )
     con.execute(
         """
         CREATE OR REPLACE TABLE files AS
@@ -142,7 +205,7 @@ def read_files(con: duckdb.DuckDBPyConnection, files: Iterable[InputFile], known
                       AND json_valid(text) THEN 'document'
                  ELSE 'lines'
                END AS layout
-        FROM (SELECT *, regexp_extract(text, '^[ \\t\\r\\n]*([^\\n]*)', 1) AS first_line FROM incoming_files);
+        FROM (SELECT *, regexp_extract(text, '^[ \\t\\r\\n]*([^\\n]*)', 1) AS first_line FROM incoming_text);
 
         CREATE OR REPLACE TEMP TABLE documents AS
         SELECT file_id, text, json_type(text) AS kind FROM file_text WHERE layout = 'document';
@@ -171,6 +234,7 @@ def read_files(con: duckdb.DuckDBPyConnection, files: Iterable[InputFile], known
         DROP TABLE file_text;
         """
     )
+    con.execute("DROP VIEW incoming_text")
     con.unregister("incoming_files")
     con.execute(
         """

@@ -28,9 +28,14 @@ def test_layouts_object_array_lines_and_gzip(tmp_path):
     (tmp_path / "packed.jsonl.gz").write_bytes(gzip.compress((json.dumps(good("f")) + "\n").encode(), mtime=0))
     (tmp_path / "pretty.jsonl").write_text(json.dumps(good("g"), indent=2))
     (tmp_path / "bom.json").write_bytes(b"\xef\xbb\xbf" + json.dumps(good("h")).encode())
+    (tmp_path / "bom.jsonl").write_bytes(b"\xef\xbb\xbf" + (json.dumps(good("i")) + "\n").encode())
+    # Characters a DuckDB file reader would take as a pattern, and a quote.
+    (tmp_path / "odd [1]*{x}?'s.jsonl").write_text(json.dumps(good("j")) + "\n")
+    (tmp_path / "it's.jsonl").write_text(json.dumps(good("k")) + "\n")
     (tmp_path / "notes.txt").write_text("not a trace file")  # passed over when walking a folder
     con = stage([tmp_path])
-    assert fates(con) == {"traces": list("abcdefgh"), "rejects": []}
+    assert fates(con) == {"traces": list("abcdefghijk"), "rejects": []}
+    assert rows(con, "SELECT line FROM traces WHERE trace_id = 'i'") == [{"line": 1}]
 
 
 def test_bad_records_are_rejected_with_line_and_reason(tmp_path):
