@@ -37,7 +37,11 @@ def discover_task(settings: Settings) -> tuple[list[list[discover.InputFile]], i
     finally:
         con.close()
     fresh = [f for f in files if (f.path, f.size, f.mtime) not in seen]
-    return discover.batches(fresh, settings.batch_bytes), len(files), len(files) - len(fresh), hashes, salt
+    # Files larger than a batch, one trace per line, are staged in parts: memory follows the batch size.
+    known = adapters.load_adapters()
+    parts = discover.split_large(fresh, settings.batch_bytes,
+                                 lambda f: adapters.one_trace_per_line(f.path, known, settings.format))
+    return discover.batches(parts, settings.batch_bytes), len(files), len(files) - len(fresh), hashes, salt
 
 
 def _transient(task, task_run, state) -> bool:
@@ -210,9 +214,9 @@ def _merge_split_traces(settings: Settings, file_batches: list[list[discover.Inp
     ids, paths = split_traces(folders, gathering)
     if not ids:
         return None
-    by_path = {f.path: f for files in file_batches for f in files}
     log.info("%d trace(s) were split between batches: staging their %d file(s) again together", len(ids), len(paths))
-    files = [by_path[p] for p in paths]
+    wanted = set(paths)
+    files = [f for batch in file_batches for f in batch if f.path in wanted]
     return stage_batch_task.submit(files, settings, folder, hashes, "merge", frozenset(ids)).result().folder
 
 

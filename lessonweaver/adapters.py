@@ -65,6 +65,34 @@ def load_adapters(folder: Path | None = None) -> list[Adapter]:
     return sorted(adapters, key=lambda a: (-a.priority, a.format))
 
 
+def one_trace_per_line(path: str, adapters: list[Adapter], forced: str | None = None) -> bool:
+    """Is this a file whose every line is a whole trace (a format that does not gather)? Judged by its
+    first line; such a file can be cut at any line end and staged in parts."""
+    if forced:
+        return not next(a.gathers for a in adapters if a.format == forced)
+    first = b""
+    try:
+        with open(path, "rb") as fh:
+            while not first.strip():
+                first = fh.readline(16 * 1024 * 1024)
+                if not first:
+                    return False
+    except OSError:  # reading it later says why
+        return False
+    con = duckdb.connect(config={"threads": 1})
+    try:
+        con.execute(sql_path("macros.sql").read_text(encoding="utf-8"))
+        cases = " ".join(f"WHEN ({a.match}) THEN {not a.gathers}" for a in adapters)
+        row = con.execute(
+            f"""
+            SELECT CASE WHEN json_type(doc) = 'OBJECT' THEN (CASE {cases} ELSE false END) ELSE false END
+            FROM (SELECT CASE WHEN json_valid(t) THEN t::JSON END AS doc FROM (SELECT ?::VARCHAR AS t))
+            """, [first.decode("utf-8", "replace").lstrip("\ufeff")]).fetchall()
+        return bool(row[0][0])
+    finally:
+        con.close()
+
+
 def adapt(con: duckdb.DuckDBPyConnection, adapters: list[Adapter], forced: str | None = None) -> None:
     """Assign formats to the staged files and run each format's adapter over its records."""
     con.execute(STAGING_TABLES)

@@ -5,8 +5,10 @@ files whose suffix is not a trace suffix when they are found by walking a folder
 explicitly is always taken, whatever its suffix).
 """
 
+import hashlib
 import os
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 TRACE_SUFFIXES = (".json", ".jsonl", ".ndjson")
@@ -17,6 +19,16 @@ class InputFile:
     path: str
     size: int
     mtime: float
+    # A part of a large file of one record per line (see split_large): its bytes [start, end), the file
+    # line its first byte starts, and the whole file's hash (a part cannot hash the file by itself).
+    start: int = 0
+    end: int | None = None
+    first_line: int = 1
+    sha256: str | None = None
+
+    @property
+    def is_part(self) -> bool:
+        return self.end is not None
 
     @property
     def compressed(self) -> bool:
@@ -81,4 +93,45 @@ def batches(files: list[InputFile], max_bytes: int) -> list[list[InputFile]]:
         size += f.size
     if current:
         out.append(current)
+    return out
+
+
+CHUNK = 8 * 1024 * 1024
+
+
+def split_lines(f: InputFile, max_bytes: int) -> list[InputFile]:
+    """Cut a file of one record per line into parts of about `max_bytes`, each ending at a line end, so a
+    batch never holds more than that however large the file. Hashes the whole file on the way."""
+    sha = hashlib.sha256()
+    cuts: list[tuple[int, int]] = [(0, 1)]  # (byte offset, line number) where each part starts
+    offset, lines_before = 0, 0
+    with open(f.path, "rb") as fh:
+        while chunk := fh.read(CHUNK):
+            sha.update(chunk)
+            at = 0
+            while cuts[-1][0] + max_bytes < offset + len(chunk):
+                newline = chunk.find(b"\n", max(at, cuts[-1][0] + max_bytes - offset))
+                if newline < 0:
+                    break
+                at = newline + 1
+                if offset + at < f.size:
+                    cuts.append((offset + at, lines_before + chunk.count(b"\n", 0, at) + 1))
+            lines_before += chunk.count(b"\n")
+            offset += len(chunk)
+    digest = sha.hexdigest()
+    if len(cuts) == 1:
+        return [f]
+    ends = [start for start, _ in cuts[1:]] + [offset]
+    return [replace(f, start=start, end=end, first_line=line, sha256=digest)
+            for (start, line), end in zip(cuts, ends)]
+
+
+def split_large(files: list[InputFile], max_bytes: int, splittable: Callable[[InputFile], bool]) -> list[InputFile]:
+    """Files larger than a batch, when `splittable` says their records are whole lines, become parts."""
+    out: list[InputFile] = []
+    for f in files:
+        if f.size > max_bytes and not f.compressed and f.layout_hint == "jsonl" and splittable(f):
+            out.extend(split_lines(f, max_bytes))
+        else:
+            out.append(f)
     return out

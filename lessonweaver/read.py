@@ -137,39 +137,57 @@ def _sql_list(values: list[str]) -> str:
     return "[" + ", ".join("'" + v.replace("'", "''") + "'" for v in values) + "]"
 
 
+def _read_part(f: InputFile) -> tuple[str, list[tuple[int, str]]]:
+    """The text of a part of a large file (discover.split_lines), and its lines that are not UTF-8."""
+    with open(f.path, "rb") as fh:
+        fh.seek(f.start)
+        data = fh.read((f.end or f.size) - f.start)
+    text, bad = _decode(data)
+    return text, [(line + f.first_line - 1, reason) for line, reason in bad]
+
+
 def read_files(con: duckdb.DuckDBPyConnection, files: Iterable[InputFile], known_hashes: frozenset[str] = frozenset()) -> None:
     """Read `files` into the staging tables; files whose content hash is in `known_hashes` are skipped."""
     rows: dict[str, list] = {k: [] for k in ("file_id", "path", "sha256", "size", "mtime", "hint", "note",
-                                             "skipped", "text", "direct")}
+                                             "skipped", "text", "direct", "line_offset")}
     bad_bytes: list[tuple[int, int, str]] = []
     for file_id, f in enumerate(files, start=1):
         note, text, sha, direct = None, None, "", False
         try:
-            plain = not f.compressed and not (_GLOB & set(f.path))
-            valid = False
-            if plain:
-                sha, valid = _check_plain(f.path)
-            skipped = sha in known_hashes
-            if valid and not skipped:
-                direct = True
-            elif not skipped:
-                sha, text, note, bad = _read_whole(f)
-                skipped = sha in known_hashes and note is None
-                if skipped:
-                    text = None
-                bad_bytes.extend((file_id, line, reason) for line, reason in bad)
+            if f.is_part:
+                sha = f.sha256 or ""
+                skipped = sha in known_hashes
+                if not skipped:
+                    text, bad = _read_part(f)
+                    bad_bytes.extend((file_id, line, reason) for line, reason in bad)
+            else:
+                valid = False
+                if not f.compressed and not (_GLOB & set(f.path)):
+                    sha, valid = _check_plain(f.path)
+                skipped = sha in known_hashes
+                if valid and not skipped:
+                    direct = True
+                elif not skipped:
+                    sha, text, note, bad = _read_whole(f)
+                    skipped = sha in known_hashes and note is None
+                    if skipped:
+                        text = None
+                    bad_bytes.extend((file_id, line, reason) for line, reason in bad)
         except OSError as exc:
             if exc.errno in TRANSIENT_ERRNOS:
                 raise TransientReadError(f"{f.path}: {exc.strerror}") from None
             note, text, skipped = f"{UNREADABLE} ({exc.strerror or exc.__class__.__name__})", None, False
             sha = hashlib.sha256(b"").hexdigest()
-        for key, value in zip(rows, (file_id, f.path, sha, f.size, f.mtime, f.layout_hint, note, skipped, text, direct)):
+        hint = "lines" if f.is_part else f.layout_hint
+        row = (file_id, f.path, sha, f.size, f.mtime, hint, note, skipped, text, direct, f.first_line - 1)
+        for key, value in zip(rows, row):
             rows[key].append(value)
 
     incoming = pl.DataFrame(
         rows,
         schema={"file_id": pl.Int64, "path": pl.Utf8, "sha256": pl.Utf8, "size": pl.Int64, "mtime": pl.Float64,
-                "hint": pl.Utf8, "note": pl.Utf8, "skipped": pl.Boolean, "text": pl.Utf8, "direct": pl.Boolean},
+                "hint": pl.Utf8, "note": pl.Utf8, "skipped": pl.Boolean, "text": pl.Utf8, "direct": pl.Boolean,
+                "line_offset": pl.Int64},
     )
     del rows
     direct_paths = incoming.filter(pl.col("direct"))["path"].to_list()
@@ -196,7 +214,7 @@ def read_files(con: duckdb.DuckDBPyConnection, files: Iterable[InputFile], known
         -- JSON functions raise on invalid input, so each is guarded by json_valid inside a CASE.
         -- Whole-file texts are only searched (regexp), never trimmed: a trim copies the whole file.
         CREATE OR REPLACE TEMP TABLE file_text AS
-        SELECT file_id, text,
+        SELECT file_id, text, line_offset,
                CASE
                  WHEN text IS NULL OR NOT regexp_matches(text, '[^ \\t\\r\\n]') THEN 'empty'
                  WHEN hint = 'json' AND json_valid(text) THEN 'document'
@@ -218,8 +236,8 @@ def read_files(con: duckdb.DuckDBPyConnection, files: Iterable[InputFile], known
             FROM (
             SELECT file_id, line, line AS record, text
             FROM (
-                SELECT file_id, generate_subscripts(parts, 1) AS line, unnest(parts) AS text
-                FROM (SELECT file_id, string_split(text, E'\\n') AS parts FROM file_text WHERE layout = 'lines')
+                SELECT file_id, line_offset + generate_subscripts(parts, 1) AS line, unnest(parts) AS text
+                FROM (SELECT file_id, line_offset, string_split(text, E'\\n') AS parts FROM file_text WHERE layout = 'lines')
             )
             WHERE length(text) > 0
             UNION ALL

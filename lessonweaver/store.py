@@ -162,7 +162,18 @@ def _load(con: duckdb.DuckDBPyConnection, folders: list[str], run_id: str, count
         merge_batch = _quote(Path(merged).as_posix().rstrip("/"))
         for name in ("traces", "trace_records", "events", "detections"):
             q[name] = f"(SELECT * FROM {q[name]} WHERE batch = '{merge_batch}' OR trace_id NOT IN {whole})"
-    con.execute(f"CREATE OR REPLACE TEMP TABLE batch_files AS SELECT * FROM {q['files']}")
+    # A large file may have been staged in parts (discover.split_lines): one account per file.
+    con.execute(
+        f"""
+        CREATE OR REPLACE TEMP TABLE batch_files AS
+        SELECT path, any_value(sha256) AS sha256, any_value(size) AS size, any_value(mtime) AS mtime,
+               min(format) AS format, bool_and(skipped) AS skipped,
+               string_agg(DISTINCT note, '; ' ORDER BY note) AS note,
+               sum(records) AS records, sum(loaded) AS loaded, sum(quarantined) AS quarantined,
+               sum(rejected) AS rejected, sum(unaccounted) AS unaccounted
+        FROM {q['files']} GROUP BY path
+        """
+    )
     # A file whose content changed since it was ingested: what came from it before goes.
     con.execute(
         """
