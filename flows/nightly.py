@@ -54,7 +54,7 @@ def stage_batch_task(files: list[discover.InputFile], settings: Settings, folder
                      known_hashes: frozenset[str], label: str, only_traces: frozenset[str] | None = None) -> BatchResult:
     """Read, adapt, screen and detect one batch of files in memory; write Parquet into `folder`."""
     result = run_batch(files, settings, folder, known_hashes, only_traces)
-    megabytes = sum(f.size for f in files) / 1e6
+    megabytes = sum((f.end - f.start) if f.is_part else f.size for f in files) / 1e6
     get_run_logger().info("batch %s staged: %d file(s), %.1f MB", label, len(files), megabytes)
     return result
 
