@@ -51,9 +51,13 @@ class BatchResult:
     detector_errors: dict[str, str] = field(default_factory=dict)
 
 
-def connect_staging(settings: Settings) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB bounded by the run's threads and memory limit, with the shared macros."""
-    con = duckdb.connect(config={"threads": settings.threads, "memory_limit": settings.memory_limit})
+def connect_staging(settings: Settings, spill: str | None = None) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB bounded by the run's threads and memory limit, with the shared macros. Past
+    the limit it spills to `spill` (the batch's own folder), never to the current directory."""
+    config: dict[str, object] = {"threads": settings.threads, "memory_limit": settings.memory_limit}
+    if spill:
+        config["temp_directory"] = spill
+    con = duckdb.connect(config=config)
     con.execute(sql_path("macros.sql").read_text(encoding="utf-8"))
     return con
 
@@ -131,7 +135,7 @@ def run_batch(files: list[InputFile], settings: Settings, folder: str,
     again together so that traces split between those batches are gathered whole. It keeps only those
     traces and accounts for no record (the first batches did)."""
     os.makedirs(folder, exist_ok=True)
-    con = connect_staging(settings)
+    con = connect_staging(settings, str(Path(folder) / "spill"))
     try:
         read.read_files(con, files, known_hashes)
         privacy.scan(con, settings.pii)

@@ -18,7 +18,7 @@ class Settings:
     templates: str | None = None  # a folder that overrides the shipped templates
     format: str | None = None  # force one adapter instead of sniffing each file
     threads: int = field(default_factory=lambda: os.cpu_count() or 1)
-    memory_limit: str = field(default_factory=lambda: os.environ.get("LESSONWEAVER_MEMORY_LIMIT", "2GB"))
+    memory_limit: str = field(default_factory=lambda: os.environ.get("LESSONWEAVER_MEMORY_LIMIT", "1536MB"))
     batch_bytes: int = 64 * 1024 * 1024  # input read into one staging database at a time: bounds memory
     work_dir: str | None = None  # where batches leave their Parquet; shared storage when workers are remote
     resolve_after: int = 7  # nights without a sighting before a lesson counts as resolved
