@@ -13,6 +13,8 @@ def _prefect_defaults(quiet: bool) -> None:
     """Offline-friendly Prefect settings unless the user chose otherwise; progress goes to stderr."""
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     os.environ.setdefault("PREFECT_SERVER_LOGGING_LEVEL", "WARNING")
+    # Prefect gives its temporary server 20 s to start; a busy 2-core machine sometimes needs more.
+    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "90")
     if quiet:
         os.environ["PREFECT_LOGGING_LEVEL"] = "WARNING"
 
