@@ -7,6 +7,7 @@ from pathlib import Path
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 
+import duckdb  # noqa: E402
 import pytest  # noqa: E402
 
 from lessonweaver import adapters, detectors, privacy, read  # noqa: E402
@@ -68,6 +69,15 @@ def rows(con, query: str, params: list | None = None) -> list[dict]:
     cur = con.execute(query, params or [])
     names = [d[0] for d in cur.description]
     return [dict(zip(names, r)) for r in cur.fetchall()]
+
+
+def query_db(db: Path, sql: str, params: list | None = None) -> list[tuple]:
+    """A query's rows from a database file, opened read-only for just this query."""
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return con.execute(sql, params or []).fetchall()
+    finally:
+        con.close()
 
 
 def events_of(con, trace_id: str) -> list[dict]:

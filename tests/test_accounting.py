@@ -4,8 +4,8 @@ import json
 import os
 from pathlib import Path
 
-import duckdb
 
+from conftest import query_db
 from flows.nightly import nightly
 
 
@@ -19,16 +19,8 @@ def write(path: Path, traces: list[dict]) -> None:
     path.write_text("".join(json.dumps(t) + "\n" for t in traces))
 
 
-def query(db: Path, sql: str) -> list[tuple]:
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
-
-
 def balanced(db: Path) -> bool:
-    return query(db, "SELECT count(*) FROM ingested_files WHERE records <> loaded + quarantined + rejected") == [(0,)]
+    return query_db(db, "SELECT count(*) FROM ingested_files WHERE records <> loaded + quarantined + rejected") == [(0,)]
 
 
 def run(folder: Path, db: Path) -> dict:
@@ -43,9 +35,9 @@ def test_a_changed_file_replaces_what_came_from_it(prefect_server, tmp_path: Pat
     os.utime(folder / "a.jsonl", (1, 1))  # a different mtime, as a rewrite would give
     second = run(folder, db)
     assert second["traces_loaded"] == 2 and second["traces_conflicting"] == 0
-    assert query(db, "SELECT trace_id, task FROM traces ORDER BY 1") == [("a1", "Close a ticket politely"), ("a3", "Close a ticket")]
-    assert query(db, "SELECT count(*), count(DISTINCT sha256) FROM ingested_files WHERE path LIKE '%a.jsonl'") == [(1, 1)]
-    assert query(db, "SELECT DISTINCT trace_id FROM detections ORDER BY 1") == [("a1",), ("a3",)]
+    assert query_db(db, "SELECT trace_id, task FROM traces ORDER BY 1") == [("a1", "Close a ticket politely"), ("a3", "Close a ticket")]
+    assert query_db(db, "SELECT count(*), count(DISTINCT sha256) FROM ingested_files WHERE path LIKE '%a.jsonl'") == [(1, 1)]
+    assert query_db(db, "SELECT DISTINCT trace_id FROM detections ORDER BY 1") == [("a1",), ("a3",)]
     assert balanced(db)
 
 
@@ -56,13 +48,13 @@ def test_redelivery_conflict_and_held_back_ids(prefect_server, tmp_path: Path):
     write(folder / "night2.jsonl", [trace("t1"), trace("t2", task="Something else"), trace("q1"), trace("t3")])
     second = run(folder, db)
     assert (second["traces_loaded"], second["traces_duplicate"], second["traces_conflicting"]) == (1, 1, 1)
-    accounts = query(db, "SELECT records, loaded, quarantined, rejected FROM ingested_files WHERE path LIKE '%night2.jsonl'")
+    accounts = query_db(db, "SELECT records, loaded, quarantined, rejected FROM ingested_files WHERE path LIKE '%night2.jsonl'")
     assert accounts == [(4, 2, 1, 1)]
-    assert query(db, "SELECT line, reason FROM rejects") == [
+    assert query_db(db, "SELECT line, reason FROM rejects") == [
         (2, f"conflicting duplicate of trace_id t2 from {folder / 'night1.jsonl'}")]
-    assert query(db, "SELECT task FROM traces WHERE trace_id = 't2'") == [("Close a ticket",)]
-    assert query(db, "SELECT count(*) FROM traces WHERE trace_id = 'q1'") == [(0,)]
-    assert query(db, "SELECT DISTINCT reason FROM quarantine WHERE trace_id = 'q1'") == [("tag:contains_pii",)]
+    assert query_db(db, "SELECT task FROM traces WHERE trace_id = 't2'") == [("Close a ticket",)]
+    assert query_db(db, "SELECT count(*) FROM traces WHERE trace_id = 'q1'") == [(0,)]
+    assert query_db(db, "SELECT DISTINCT reason FROM quarantine WHERE trace_id = 'q1'") == [("tag:contains_pii",)]
     assert balanced(db)
 
 

@@ -3,10 +3,9 @@
 import datetime as dt
 from pathlib import Path
 
-import duckdb
 import pytest
 
-from conftest import write_traces
+from conftest import query_db, write_traces
 from flows.backfill import backfill
 from lessonweaver.backfill import night_folders
 from lessonweaver.cli import main
@@ -53,14 +52,6 @@ def week(tmp_path: Path) -> Path:
     return root
 
 
-def table(db: Path, query: str) -> list[tuple]:
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        return con.execute(query).fetchall()
-    finally:
-        con.close()
-
-
 def test_date_folders_are_found_in_order_and_others_ignored(week: Path):
     nights, ignored = night_folders(str(week))
     assert [n for n, _ in nights] == WEEK
@@ -95,18 +86,18 @@ def test_a_backfilled_week_has_the_lifecycle_of_nightly_runs(prefect_server, wee
     printed = capsys.readouterr().out
     assert printed.count("night 2026-11-") == 7 and "backfill:   7 night(s), 2026-11-01 to 2026-11-07" in printed
 
-    assert table(db, "SELECT night, status, inputs FROM runs ORDER BY started_at") == [
+    assert query_db(db, "SELECT night, status, inputs FROM runs ORDER BY started_at") == [
         (n, "completed", [str((week / n.isoformat()).resolve())]) for n in WEEK]
-    lessons = dict(table(db, "SELECT task, status FROM lessons"))
+    lessons = dict(query_db(db, "SELECT task, status FROM lessons"))
     assert lessons == {"Merge a branch": "resolved", "Answer a refund request": "recurring",
                        "Book a meeting room": "regressed", "Rotate a log file": "new"}
     nights = {task: (first, last, seen) for task, first, last, seen in
-              table(db, "SELECT task, first_night, last_night, nights_seen FROM lessons")}
+              query_db(db, "SELECT task, first_night, last_night, nights_seen FROM lessons")}
     assert nights["Merge a branch"] == (WEEK[0], WEEK[1], 2)
     assert nights["Answer a refund request"] == (WEEK[4], WEEK[6], 2)
     assert nights["Book a meeting room"] == (WEEK[0], WEEK[6], 2)
     # Each night's sightings are recorded under that night.
-    assert table(db, """SELECT s.night, l.task FROM sightings s JOIN lessons l USING (lesson_id)
+    assert query_db(db, """SELECT s.night, l.task FROM sightings s JOIN lessons l USING (lesson_id)
                         ORDER BY s.night, l.task""") == sorted(
         (WEEK[day - 1], task) for task, days in PROBLEMS.items() for day in days)
     assert "2026-11-07" in (out / "lessons.md").read_text(encoding="utf-8")
@@ -116,6 +107,6 @@ def test_from_and_to_pick_the_nights(prefect_server, week: Path, tmp_path: Path)
     db, out = tmp_path / "lw.duckdb", tmp_path / "reports"
     runs = backfill(root=str(week), start="2026-11-02", end="2026-11-03", db=str(db), out=str(out), resolve_after=2)
     assert [r["night"] for r in runs] == WEEK[1:3]
-    assert table(db, "SELECT night FROM runs ORDER BY started_at") == [(WEEK[1],), (WEEK[2],)]
+    assert query_db(db, "SELECT night FROM runs ORDER BY started_at") == [(WEEK[1],), (WEEK[2],)]
     # Seen on night 2 (its first night here), not on night 3: recurring, one night short of resolved.
-    assert table(db, "SELECT task, status FROM lessons") == [("Merge a branch", "recurring")]
+    assert query_db(db, "SELECT task, status FROM lessons") == [("Merge a branch", "recurring")]

@@ -5,10 +5,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import duckdb
 import pytest
 
-from conftest import REPO, write_traces
+from conftest import REPO, query_db, write_traces
 from flows.nightly import nightly
 from lessonweaver.cli import main
 
@@ -50,14 +49,6 @@ def inputs(tmp_path: Path) -> Path:
     return folder
 
 
-def table(db: Path, query: str) -> list[tuple]:
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        return con.execute(query).fetchall()
-    finally:
-        con.close()
-
-
 def test_flow_end_to_end(prefect_server, inputs: Path, tmp_path: Path):
     db, out = tmp_path / "db" / "lw.duckdb", tmp_path / "reports"
     run = nightly(paths=[str(inputs)], db=str(db), out=str(out))
@@ -65,14 +56,14 @@ def test_flow_end_to_end(prefect_server, inputs: Path, tmp_path: Path):
     assert (run["records"], run["records_loaded"], run["records_quarantined"], run["records_rejected"]) == (14, 8, 5, 1)
     assert run["quarantine_reasons"] == {"tag:contains_pii": 2, "tag:contains_secret": 1,
                                          "tag:data_classification": 1, "tag:sensitivity": 1}
-    assert table(db, "SELECT count(*) FROM traces") == [(8,)]
+    assert query_db(db, "SELECT count(*) FROM traces") == [(8,)]
     # Five corrections that differ only in ticket numbers are one lesson with five occurrences.
-    lessons = table(db, "SELECT detector, occurrences, trace_count, example_trace_ids FROM lessons ORDER BY 2 DESC")
+    lessons = query_db(db, "SELECT detector, occurrences, trace_count, example_trace_ids FROM lessons ORDER BY 2 DESC")
     assert lessons == [("human_correction", 5, 5, ["c0", "c1", "c2", "c3", "c4"]),
                        ("human_correction", 1, 1, ["q-low-ok"])]
     # The opted-out trace is detected but joins no lesson.
-    assert table(db, "SELECT lesson_id FROM detections WHERE trace_id = 'optout'") == [(None,)]
-    assert table(db, "SELECT file, line, reason FROM rejects") == [
+    assert query_db(db, "SELECT lesson_id FROM detections WHERE trace_id = 'optout'") == [(None,)]
+    assert query_db(db, "SELECT file, line, reason FROM rejects") == [
         (str(inputs / "night1.jsonl"), 13, "invalid JSON (unexpected end of input)")]
     report = (out / "lessons.md").read_text(encoding="utf-8")
     assert "5 occurrences in 5 traces" in report and "tag:contains\\_pii" in report
@@ -83,11 +74,11 @@ def test_flow_end_to_end(prefect_server, inputs: Path, tmp_path: Path):
 def test_quarantined_content_reaches_no_byte_of_any_output(prefect_server, inputs: Path, tmp_path: Path):
     db, out = tmp_path / "lw.duckdb", tmp_path / "reports"
     nightly(paths=[str(inputs)], db=str(db), out=str(out))
-    assert table(db, "SELECT count(*) FROM traces WHERE trace_id = 'q-low-ok'") == [(1,)]
+    assert query_db(db, "SELECT count(*) FROM traces WHERE trace_id = 'q-low-ok'") == [(1,)]
     outputs = [*out.iterdir(), *db.parent.glob("lw.duckdb*")]
     assert db in outputs and (out / "lessons.md") in outputs
     leaks = [str(p) for p in outputs if p.is_file() and MARKER.encode() in p.read_bytes()]
-    assert table(db, "SELECT count(*) FROM quarantine") == [(5,)]
+    assert query_db(db, "SELECT count(*) FROM quarantine") == [(5,)]
     assert leaks == []
 
 
@@ -96,18 +87,18 @@ def test_rerun_is_idempotent_and_new_files_add_only_their_traces(prefect_server,
     counts = "SELECT (SELECT count(*) FROM traces), (SELECT count(*) FROM events), (SELECT count(*) FROM detections), " \
              "(SELECT count(*) FROM lessons), (SELECT count(*) FROM quarantine), (SELECT count(*) FROM rejects)"
     nightly(paths=[str(inputs)], db=str(db), out=str(out))
-    first = table(db, counts)
+    first = query_db(db, counts)
     second_run = nightly(paths=[str(inputs)], db=str(db), out=str(out))
     assert second_run["files_skipped"] == 2 and second_run["records"] == 0
-    assert table(db, counts) == first
+    assert query_db(db, counts) == first
     # The same content under another name is recognised and not read into the database again.
     (inputs / "copy-of-night1.jsonl").write_bytes((inputs / "night1.jsonl").read_bytes())
     third = nightly(paths=[str(inputs)], db=str(db), out=str(out))
-    assert third["files_skipped"] == 3 and table(db, counts) == first
+    assert third["files_skipped"] == 3 and query_db(db, counts) == first
     write_traces(inputs, "night2.jsonl", [corrected("c9", 109)])
     fourth = nightly(paths=[str(inputs)], db=str(db), out=str(out))
     assert fourth["traces_loaded"] == 1 and fourth["lessons_new"] == 0
-    assert table(db, "SELECT max(occurrences), count(*) FROM lessons") == [(6, 2)]
+    assert query_db(db, "SELECT max(occurrences), count(*) FROM lessons") == [(6, 2)]
 
 
 def test_cli_in_process(prefect_server, inputs: Path, tmp_path: Path, capsys):
@@ -116,7 +107,7 @@ def test_cli_in_process(prefect_server, inputs: Path, tmp_path: Path, capsys):
     printed = capsys.readouterr().out
     assert "records:    14 = 8 loaded + 5 quarantined + 1 rejected" in printed
     assert "human_correction" in printed and MARKER not in printed
-    assert table(db, "SELECT count(*) FROM runs WHERE status = 'completed'") == [(1,)]
+    assert query_db(db, "SELECT count(*) FROM runs WHERE status = 'completed'") == [(1,)]
 
 
 def test_cli_errors_are_one_clear_line(tmp_path: Path, capsys):
@@ -139,7 +130,7 @@ def test_user_detector_folder(prefect_server, inputs: Path, tmp_path: Path):
     db = tmp_path / "lw.duckdb"
     run = nightly(paths=[str(inputs)], db=str(db), out=str(tmp_path / "out"), detector_dirs=[str(mine)])
     assert run["detections_by_detector"]["closed_as_duplicate"] == 5
-    assert table(db, "SELECT count(*) FROM lessons WHERE detector = 'closed_as_duplicate'") == [(1,)]
+    assert query_db(db, "SELECT count(*) FROM lessons WHERE detector = 'closed_as_duplicate'") == [(1,)]
 
 
 @pytest.mark.slow
@@ -153,4 +144,4 @@ def test_console_script_subprocess(inputs: Path, tmp_path: Path):
     assert done.returncode == 0, done.stderr
     assert "lessons:    2 new, 2 total" in done.stdout
     assert MARKER not in done.stdout + done.stderr
-    assert table(db, "SELECT count(*) FROM traces") == [(8,)]
+    assert query_db(db, "SELECT count(*) FROM traces") == [(8,)]
