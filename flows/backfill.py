@@ -24,7 +24,7 @@ def backfill(
     templates: str | None = None,
     format: str | None = None,
     pii: str = "redact",
-    batch_mb: int = 64,
+    batch_mb: float = 64,
     work_dir: str | None = None,
     resolve_after: int = 7,
 ) -> list[dict]:
