@@ -16,7 +16,7 @@ import polars as pl
 import pytest
 
 import lessonweaver
-from conftest import REPO, write_traces
+from conftest import REPO, query_db, write_traces
 from lessonweaver import explore, store
 from lessonweaver.cli import main
 from lessonweaver.store import StoreError
@@ -41,14 +41,6 @@ def demo(prefect_server, tmp_path_factory) -> Path:
     return db
 
 
-def query(db: Path, sql: str, params: list | None = None) -> list[tuple]:
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        return con.execute(sql, params or []).fetchall()
-    finally:
-        con.close()
-
-
 def header(path: Path) -> dict[str, str]:
     fields = {}
     for line in path.read_text(encoding="utf-8").splitlines():
@@ -69,42 +61,42 @@ def sql_cli(capsys, *argv: str) -> tuple[int, str, str]:
 
 @pytest.mark.parametrize("view", VIEWS)
 def test_each_view_has_rows_on_the_demo_data(demo: Path, view: str):
-    assert query(demo, f"SELECT count(*) FROM {view}")[0][0] > 0
+    assert query_db(demo, f"SELECT count(*) FROM {view}")[0][0] > 0
 
 
 def test_trend_views_follow_sightings_over_nights(demo: Path):
-    assert query(demo, "SELECT list(DISTINCT night ORDER BY night)::VARCHAR[] FROM detector_trend") == [
+    assert query_db(demo, "SELECT list(DISTINCT night ORDER BY night)::VARCHAR[] FROM detector_trend") == [
         (["2026-11-28", "2026-11-29"],)]
     # Per night, the detector trend adds up to what the runs of that night detected.
-    assert query(demo, "SELECT night, sum(occurrences) FROM detector_trend GROUP BY night ORDER BY night") == \
-        query(demo, "SELECT night, sum(detections) FROM runs GROUP BY night ORDER BY night")
-    twice = query(demo, "SELECT lesson_id FROM lesson_trend GROUP BY lesson_id HAVING count(*) = 2 ORDER BY 1")
-    assert twice and twice == query(demo, """SELECT lesson_id FROM detections JOIN runs USING (run_id)
+    assert query_db(demo, "SELECT night, sum(occurrences) FROM detector_trend GROUP BY night ORDER BY night") == \
+        query_db(demo, "SELECT night, sum(detections) FROM runs GROUP BY night ORDER BY night")
+    twice = query_db(demo, "SELECT lesson_id FROM lesson_trend GROUP BY lesson_id HAVING count(*) = 2 ORDER BY 1")
+    assert twice and twice == query_db(demo, """SELECT lesson_id FROM detections JOIN runs USING (run_id)
                                              GROUP BY lesson_id HAVING count(DISTINCT night) = 2 ORDER BY 1""")
     # One row per lesson and night, and a lesson's nights add up to its occurrences.
-    assert query(demo, "SELECT count(*) FROM (SELECT DISTINCT lesson_id, night FROM lesson_trend)") == \
-        query(demo, "SELECT count(*) FROM lesson_trend")
-    assert query(demo, """SELECT count(*) FROM lessons l JOIN (SELECT lesson_id, sum(occurrences) AS n
+    assert query_db(demo, "SELECT count(*) FROM (SELECT DISTINCT lesson_id, night FROM lesson_trend)") == \
+        query_db(demo, "SELECT count(*) FROM lesson_trend")
+    assert query_db(demo, """SELECT count(*) FROM lessons l JOIN (SELECT lesson_id, sum(occurrences) AS n
                           FROM lesson_trend GROUP BY lesson_id) t USING (lesson_id) WHERE t.n <> l.occurrences""") == [(0,)]
 
 
 def test_detections_by_source_adds_up(demo: Path):
-    assert query(demo, "SELECT sum(detections), count(DISTINCT detector) FROM detections_by_source") == \
-        query(demo, "SELECT count(*), count(DISTINCT detector) FROM detections")
+    assert query_db(demo, "SELECT sum(detections), count(DISTINCT detector) FROM detections_by_source") == \
+        query_db(demo, "SELECT count(*), count(DISTINCT detector) FROM detections")
 
 
 def test_trace_timeline_marks_flagged_events_and_traces(demo: Path):
-    assert query(demo, "SELECT count(*) FROM trace_timeline") == query(demo, "SELECT count(*) FROM events")
+    assert query_db(demo, "SELECT count(*) FROM trace_timeline") == query_db(demo, "SELECT count(*) FROM events")
     # Every event-level detection shows on its event, and no event shows a detector that did not flag it.
-    assert query(demo, """SELECT count(*) FROM detections d JOIN trace_timeline t USING (trace_id, seq)
+    assert query_db(demo, """SELECT count(*) FROM detections d JOIN trace_timeline t USING (trace_id, seq)
                           WHERE NOT list_contains(t.detectors, d.detector)""") == [(0,)]
-    assert query(demo, """SELECT count(*) FROM trace_timeline t, unnest(t.detectors) AS u(detector)
+    assert query_db(demo, """SELECT count(*) FROM trace_timeline t, unnest(t.detectors) AS u(detector)
                           WHERE NOT EXISTS (SELECT 1 FROM detections d WHERE d.trace_id = t.trace_id
                                             AND d.seq = t.seq AND d.detector = u.detector)""") == [(0,)]
     # Trace-level findings show on every event of their trace.
-    assert query(demo, """SELECT count(*) FROM detections d JOIN trace_timeline t USING (trace_id)
+    assert query_db(demo, """SELECT count(*) FROM detections d JOIN trace_timeline t USING (trace_id)
                           WHERE d.seq IS NULL AND NOT list_contains(t.trace_detectors, d.detector)""") == [(0,)]
-    assert query(demo, "SELECT max(length(content)), count(*) FILTER (WHERE content LIKE '%' || chr(10) || '%') "
+    assert query_db(demo, "SELECT max(length(content)), count(*) FILTER (WHERE content LIKE '%' || chr(10) || '%') "
                        "FROM trace_timeline") == [(100, 0)]
 
 
@@ -115,7 +107,7 @@ def test_views_are_created_again_on_every_read_write_open(tmp_path: Path):
     con.execute("DROP VIEW lesson_trend")
     con.close()
     store.connect(db).close()
-    assert query(Path(db), "SELECT count(*) FROM duckdb_views() WHERE NOT internal AND view_name IN "
+    assert query_db(Path(db), "SELECT count(*) FROM duckdb_views() WHERE NOT internal AND view_name IN "
                            "('lesson_trend', 'detections_by_source', 'trace_timeline', 'detector_trend')") == [(4,)]
 
 
@@ -140,7 +132,7 @@ def test_cli_runs_a_shipped_example_by_path_and_by_name(demo: Path, capsys):
     assert code == 0
     code, by_name, _ = sql_cli(capsys, "--file", "top_lessons", "--db", str(demo))
     assert code == 0 and by_name == by_path
-    top = query(demo, "SELECT lesson_id FROM lessons ORDER BY priority DESC, lesson_id LIMIT 1")[0][0]
+    top = query_db(demo, "SELECT lesson_id FROM lessons ORDER BY priority DESC, lesson_id LIMIT 1")[0][0]
     assert by_path.splitlines()[2].startswith(top)
 
 
@@ -157,7 +149,7 @@ def test_table_output_is_aligned_with_a_row_count(demo: Path, capsys):
     assert re.fullmatch(r"-+( +-+){3}", lines[1])
     assert lines[-1] == "(5 rows)" and len(lines) == 2 + 5 + 1
     starts = [m.start() for m in re.finditer(r"-+", lines[1])]
-    expected = query(demo, Q)
+    expected = query_db(demo, Q)
     for line, (lesson_id, occurrences, examples, title) in zip(lines[2:-1], expected):
         assert line[starts[0]:].startswith(lesson_id)
         assert line[starts[1]:starts[2]].strip() == str(occurrences)
@@ -172,7 +164,7 @@ def test_table_cells_are_cut_to_max_width(demo: Path, capsys):
     cell = cut.splitlines()[2]
     assert 25 <= len(cell) <= 30 and cell.endswith("…")
     _, whole, _ = sql_cli(capsys, sql, "--db", str(demo), "--max-width", "0")
-    longest = query(demo, sql)[0][0]
+    longest = query_db(demo, sql)[0][0]
     assert whole.splitlines()[2] == longest.replace("\n", "\\n")
 
 
@@ -181,14 +173,14 @@ def test_csv_output(demo: Path, capsys):
     assert code == 0
     rows = list(csv.reader(io.StringIO(out)))
     assert rows[0] == ["lesson_id", "occurrences", "example_trace_ids", "title"]
-    assert rows[1:] == [[i, str(n), "[" + ", ".join(e) + "]", t] for i, n, e, t in query(demo, Q)]
+    assert rows[1:] == [[i, str(n), "[" + ", ".join(e) + "]", t] for i, n, e, t in query_db(demo, Q)]
 
 
 def test_json_output_is_one_array_with_typed_values(demo: Path, capsys):
     code, out, _ = sql_cli(capsys, Q, "--db", str(demo), "--format", "json")
     assert code == 0 and out.count("\n") == 1
     assert json.loads(out) == [{"lesson_id": i, "occurrences": n, "example_trace_ids": e, "title": t}
-                               for i, n, e, t in query(demo, Q)]
+                               for i, n, e, t in query_db(demo, Q)]
     _, empty, _ = sql_cli(capsys, "SELECT * FROM lessons WHERE false", "--db", str(demo), "--format", "json")
     assert json.loads(empty) == []
     _, meta, _ = sql_cli(capsys, "SELECT metadata FROM traces WHERE metadata IS NOT NULL LIMIT 1",
@@ -229,11 +221,11 @@ def test_the_prompt_runs_an_unterminated_statement_at_end_of_input(demo: Path):
     done = subprocess.run([sys.executable, "-m", "lessonweaver.cli", "sql", "--db", str(demo), "--format", "csv"],
                           input="SELECT count(*) AS n FROM traces", capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert done.stdout == f"n\n{query(demo, 'SELECT count(*) FROM traces')[0][0]}\n"
+    assert done.stdout == f"n\n{query_db(demo, 'SELECT count(*) FROM traces')[0][0]}\n"
 
 
 def test_writes_are_refused_and_change_nothing(demo: Path, capsys):
-    before = query(demo, "SELECT (SELECT count(*) FROM lessons), (SELECT count(*) FROM events)")
+    before = query_db(demo, "SELECT (SELECT count(*) FROM lessons), (SELECT count(*) FROM events)")
     for statement in ("DELETE FROM lessons", "DROP TABLE events", "UPDATE lessons SET priority = 0",
                       "CREATE TABLE mine AS SELECT 1"):
         code, out, err = sql_cli(capsys, statement, "--db", str(demo))
@@ -245,7 +237,7 @@ def test_writes_are_refused_and_change_nothing(demo: Path, capsys):
     assert done.returncode == 1 and "read-only" in done.stderr
     with pytest.raises(duckdb.Error, match="read-only"):
         lessonweaver.open(demo).sql("DELETE FROM events")
-    assert query(demo, "SELECT (SELECT count(*) FROM lessons), (SELECT count(*) FROM events)") == before
+    assert query_db(demo, "SELECT (SELECT count(*) FROM lessons), (SELECT count(*) FROM events)") == before
     assert before[0][0] > 0
 
 
@@ -325,7 +317,7 @@ def test_queries_are_refused_while_a_run_holds_the_database(demo: Path, tmp_path
 def test_open_helpers_return_polars_frames(demo: Path):
     lw = lessonweaver.open(demo)
     lessons = lw.lessons()
-    assert isinstance(lessons, pl.DataFrame) and lessons.height == query(demo, "SELECT count(*) FROM lessons")[0][0]
+    assert isinstance(lessons, pl.DataFrame) and lessons.height == query_db(demo, "SELECT count(*) FROM lessons")[0][0]
     assert lessons["priority"].to_list() == sorted(lessons["priority"].to_list(), reverse=True)
     new = lw.lessons("new")
     assert 0 < new.height < lessons.height and set(new["status"]) == {"new"}
@@ -334,19 +326,19 @@ def test_open_helpers_return_polars_frames(demo: Path):
     trend = lw.trend()
     assert isinstance(trend, pl.DataFrame) and trend.columns == [
         "lesson_id", "title", "detector", "status", "night", "occurrences", "traces"]
-    twice = query(demo, "SELECT lesson_id FROM lesson_trend GROUP BY 1 HAVING count(*) = 2")[0][0]
+    twice = query_db(demo, "SELECT lesson_id FROM lesson_trend GROUP BY 1 HAVING count(*) = 2")[0][0]
     assert [str(n) for n in lw.trend(twice)["night"]] == ["2026-11-28", "2026-11-29"]
     retries = lw.detections("retry")
     assert isinstance(retries, pl.DataFrame) and retries.height > 0 and set(retries["detector"]) == {"retry"}
     assert {"source", "task", "evidence"} <= set(retries.columns)
-    assert lw.detections().height == query(demo, "SELECT count(*) FROM detections")[0][0]
-    flagged = query(demo, "SELECT trace_id FROM detections WHERE seq IS NOT NULL ORDER BY trace_id LIMIT 1")[0][0]
+    assert lw.detections().height == query_db(demo, "SELECT count(*) FROM detections")[0][0]
+    flagged = query_db(demo, "SELECT trace_id FROM detections WHERE seq IS NOT NULL ORDER BY trace_id LIMIT 1")[0][0]
     timeline = lw.timeline(flagged)
     assert isinstance(timeline, pl.DataFrame) and timeline["seq"].to_list() == sorted(timeline["seq"].to_list())
     assert any(timeline["detectors"].to_list())
     assert lw.timeline("no-such-trace").height == 0
     frame = lw.sql("SELECT lesson_id FROM lessons WHERE occurrences >= ? ORDER BY lesson_id", [2])
-    assert frame["lesson_id"].to_list() == [r[0] for r in query(
+    assert frame["lesson_id"].to_list() == [r[0] for r in query_db(
         demo, "SELECT lesson_id FROM lessons WHERE occurrences >= 2 ORDER BY lesson_id")]
     with pytest.raises(StoreError, match="no database"):
         lessonweaver.open(demo.parent / "missing.duckdb")
