@@ -11,7 +11,8 @@ from typing import Any
 
 import duckdb
 
-from lessonweaver.render import STATUSES, md_inline, scrub
+from lessonweaver.lessons import STATUSES
+from lessonweaver.render import md_inline, scrub
 
 SUMMARY_KEY = "lessonweaver-summary"
 TOP_LESSONS_KEY = "lessonweaver-top-lessons"

@@ -45,9 +45,11 @@ def _summary(run: dict) -> str:
         lines.append(f"  {detector:<22} {n:>5}")
     for detector, message in sorted(run.get("detector_errors", {}).items()):
         lines.append(f"  {detector:<22} FAILED: {message}")
+    from lessonweaver.lessons import STATUSES
+
     statuses = run.get("lesson_statuses", {})
     lines.append(f"lessons:    {run['lessons_new']} new, {run['lessons_total']} total; night {run['night']}: "
-                 + ", ".join(f"{statuses.get(s, 0)} {s}" for s in ("new", "regressed", "recurring", "resolved")))
+                 + ", ".join(f"{statuses.get(s, 0)} {s}" for s in STATUSES))
     t = run["timings"]
     lines.append(f"time:       {sum(t.values()):.1f} s in the flow (" + ", ".join(f"{k} {v:.1f}" for k, v in t.items()) + ")")
     lines.append(f"database:   {run['db']}")

@@ -12,7 +12,8 @@ run fail. Hence:
 - while a run is in progress (it holds `<db>.lock` from start to finish, see store.run_lock), a query
   is refused with one line instead of slipping into the gaps between the run's own connections.
 
-The one window left is a query already running at the moment a run first opens the database.
+A query already running when a run opens the database holds it for that query only: the run's open
+waits for it (store.connect retries a lock conflict for a few seconds).
 """
 
 import fcntl
@@ -29,6 +30,7 @@ import duckdb
 
 from lessonweaver import store
 from lessonweaver.config import DEFAULT_DB
+from lessonweaver.lessons import STATUSES
 from lessonweaver.resources import sql_path
 from lessonweaver.store import StoreError
 
@@ -36,7 +38,6 @@ if TYPE_CHECKING:
     import polars as pl
 
 FORMATS = ("table", "csv", "json")
-STATUSES = ("new", "recurring", "resolved", "regressed")
 _NUMERIC = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
             "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE", "DECIMAL")
 _RESULT = "lw_result"  # the name a fetched result goes by while it is formatted

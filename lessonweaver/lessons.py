@@ -25,6 +25,7 @@ from lessonweaver.crashpoints import reached
 from lessonweaver.detectors import SEVERITIES, Detector
 
 EXAMPLES = 5  # example trace ids kept per lesson
+STATUSES = ("new", "regressed", "recurring", "resolved")  # the lifecycle, in the order reports show it
 MINHASHES, BAND_ROWS = 32, 2  # MinHash signature length and rows per LSH band: candidate pairs only
 # Severity weight in the priority score: a critical problem outranks many low ones.
 SEVERITY_WEIGHT = {"info": 0.5, "low": 1, "medium": 2, "high": 3, "critical": 5}

@@ -21,6 +21,7 @@ import jinja2
 from markupsafe import Markup
 
 from lessonweaver import charts
+from lessonweaver.lessons import STATUSES
 from lessonweaver.resources import resource_dir
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>!|#~{}()])")
@@ -89,7 +90,6 @@ def environment(templates: str | None = None) -> jinja2.Environment:
 
 
 TEXT_FIELDS = ("title", "problem", "lesson", "proposed_lesson", "evidence")
-STATUSES = ("new", "regressed", "recurring", "resolved")
 
 
 def context(con: duckdb.DuckDBPyConnection, run: dict[str, Any], tenant: str | None = None) -> dict[str, Any]:
