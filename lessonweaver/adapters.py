@@ -102,24 +102,30 @@ def adapt(con: duckdb.DuckDBPyConnection, adapters: list[Adapter], forced: str |
     if forced:
         con.execute("INSERT INTO file_formats SELECT file_id, ? FROM files WHERE NOT skipped", [forced])
     else:
-        cases = " ".join(f"WHEN ({a.match}) THEN '{a.format}'" for a in adapters)
-        rank = " ".join(f"WHEN '{a.format}' THEN {i}" for i, a in enumerate(adapters))
-        # Matched in a step of its own: JSON functions on very large records inside an aggregate's
-        # pipeline can exhaust the memory limit, while a plain projection does not.
+        # Each adapter's match in a query of its own over the sample: a match parses the record, and many
+        # parses of a very large record at once can exhaust the memory limit.
         con.execute(
             f"""
-            CREATE OR REPLACE TEMP TABLE sniffed AS
-            SELECT file_id, CASE {cases} END AS fmt FROM records
-            QUALIFY row_number() OVER (PARTITION BY file_id ORDER BY record) <= {SNIFF_RECORDS}
+            CREATE OR REPLACE TEMP TABLE sample AS
+            SELECT file_id, record, doc FROM records
+            QUALIFY row_number() OVER (PARTITION BY file_id ORDER BY record) <= {SNIFF_RECORDS};
+            CREATE OR REPLACE TEMP TABLE sniffed (file_id BIGINT, record BIGINT, fmt VARCHAR, rank INTEGER);
             """
         )
+        for rank, a in enumerate(adapters):
+            con.execute(f"INSERT INTO sniffed SELECT file_id, record, '{a.format}', {rank} FROM sample WHERE ({a.match})")
+        # A record counts for the first adapter (by priority) that matches it; a file goes to the format
+        # most of its sampled records are in.
         con.execute(
-            f"""
+            """
             INSERT INTO file_formats
-            SELECT file_id, arg_max(fmt, (n, -(CASE fmt {rank} END))) FROM (
-                SELECT file_id, fmt, count(*) AS n FROM sniffed WHERE fmt IS NOT NULL GROUP BY ALL
+            SELECT file_id, arg_max(fmt, (n, -rank)) FROM (
+                SELECT file_id, fmt, rank, count(*) AS n FROM (
+                    SELECT file_id, arg_min(fmt, rank) AS fmt, min(rank) AS rank FROM sniffed GROUP BY file_id, record
+                ) GROUP BY ALL
             ) GROUP BY file_id;
             DROP TABLE sniffed;
+            DROP TABLE sample;
             """
         )
     known = ", ".join(names)

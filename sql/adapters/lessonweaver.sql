@@ -8,41 +8,39 @@
 -- Also reads the weaver-spec failure-case records that lessonweaver's own examples include: the failure
 -- becomes an error event and its correction a human_correction.
 
--- A JSON value's type from the first character of its text: from_json hands sub-values back as
--- minified JSON text, so this costs no second parse.
-CREATE OR REPLACE TEMP MACRO lw_kind(j) AS
-    CASE left(j, 1) WHEN '{' THEN 'OBJECT' WHEN '[' THEN 'ARRAY' WHEN '"' THEN 'VARCHAR'
-                    WHEN 't' THEN 'BOOLEAN' WHEN 'f' THEN 'BOOLEAN' WHEN 'n' THEN 'NULL'
-                    ELSE CASE WHEN j IS NULL THEN NULL ELSE 'NUMBER' END END;
-
--- Each record parsed once into its top-level fields; json_keys (a second, cheap pass) tells whether
--- it has fields with no canonical column, which only then are kept in extra.
+-- Each record is parsed once into a typed struct, events included. Two cheap passes over the same
+-- text add what the struct cannot say: the JSON type of each required field and of each event (a
+-- number and an object both arrive as text), and the keys of each event, so that fields with no
+-- canonical column are kept in extra.
 CREATE OR REPLACE TEMP TABLE lw_docs AS
-SELECT file_id, file, line, record, d.*,
+SELECT file_id, file, line, record, d.* EXCLUDE (events), d.events AS evs,
        coalesce(d.schema, '') LIKE 'weaver-spec/failure-case%' AS is_failure_case,
-       lw_kind(d.trace_id) AS t_trace_id, lw_kind(d.source) AS t_source, lw_kind(d.task) AS t_task,
-       lw_kind(d.outcome) AS t_outcome, lw_kind(d.events) AS t_events,
+       kinds[1] AS t_trace_id, kinds[2] AS t_source, kinds[3] AS t_task, kinds[4] AS t_outcome, kinds[5] AS t_events,
+       CASE WHEN kinds[5] = 'ARRAY' THEN json_type(doc, '$.events[*]') END AS ev_types,
+       CASE WHEN kinds[5] = 'ARRAY' THEN json_keys(doc, '$.events[*]') END AS ev_keys,
        len(list_filter(json_keys(doc), lambda k: k NOT IN ('trace_id', 'source', 'task', 'outcome', 'metadata', 'events',
                                                       'schema', 'failure_id', 'failure', 'correction'))) > 0
            OR (coalesce(d.schema, '') NOT LIKE 'weaver-spec/failure-case%' AND d.schema IS NOT NULL) AS has_extra
-FROM (SELECT *, from_json(doc, '{"trace_id": "JSON", "source": "JSON", "task": "JSON", "outcome": "JSON",
-                                 "events": "JSON", "metadata": "JSON", "schema": "VARCHAR", "failure_id": "JSON",
-                                 "failure": "JSON", "correction": "JSON"}') AS d
+FROM (SELECT *,
+             from_json(doc, '{"trace_id": "VARCHAR", "source": "VARCHAR", "task": "VARCHAR", "outcome": "VARCHAR",
+                              "metadata": "JSON", "schema": "VARCHAR", "failure_id": "VARCHAR",
+                              "failure": "JSON", "correction": "JSON",
+                              "events": [{"id": "VARCHAR", "type": "VARCHAR", "content": "VARCHAR",
+                                          "status": "VARCHAR", "success": "VARCHAR", "metadata": "JSON",
+                                          "timestamp": "VARCHAR", "parent_id": "VARCHAR", "tool_name": "VARCHAR"}]}') AS d,
+             json_type(doc, ['$.trace_id', '$.source', '$.task', '$.outcome', '$.events']) AS kinds
       FROM records_in);
 
--- One row per event of a well-shaped trace, parsed once into a struct.
+-- One row per event of a well-shaped trace: the struct, its JSON type and whether it has extra fields.
 CREATE OR REPLACE TEMP TABLE lw_events AS
-SELECT file_id, record, seq, coalesce(lw_kind(ev), 'NULL') AS t_ev, ev,  -- a JSON null arrives as SQL NULL
-       from_json(ev, '{"id": "VARCHAR", "type": "VARCHAR", "content": "VARCHAR", "status": "VARCHAR",
-                       "success": "VARCHAR", "metadata": "JSON", "timestamp": "VARCHAR",
-                       "parent_id": "VARCHAR", "tool_name": "VARCHAR"}') AS e,
-       lw_kind(ev) = 'OBJECT'
-           AND len(list_filter(json_keys(ev), lambda k: k NOT IN ('id', 'type', 'content', 'status', 'success', 'metadata',
-                                                             'timestamp', 'parent_id', 'tool_name'))) > 0 AS has_extra
+SELECT file_id, record, seq, coalesce(t_ev, 'NULL') AS t_ev, e,
+       t_ev = 'OBJECT'
+           AND len(list_filter(keys, lambda k: k NOT IN ('id', 'type', 'content', 'status', 'success', 'metadata',
+                                                        'timestamp', 'parent_id', 'tool_name'))) > 0 AS has_extra
 FROM (
-    SELECT file_id, record, generate_subscripts(evs, 1) AS seq, unnest(evs) AS ev
-    FROM (SELECT file_id, record, from_json(events, '["JSON"]') AS evs
-          FROM lw_docs WHERE NOT is_failure_case AND t_events = 'ARRAY')
+    SELECT file_id, record, generate_subscripts(evs, 1) AS seq, unnest(evs) AS e, unnest(ev_types) AS t_ev,
+           unnest(ev_keys) AS keys
+    FROM lw_docs WHERE NOT is_failure_case AND t_events = 'ARRAY'
 );
 
 -- The first thing wrong with each trace record, in the order a person would fix them.
@@ -51,8 +49,8 @@ WITH field_problems AS (
     SELECT file_id, record,
            CASE
              WHEN t_trace_id IS NULL OR t_trace_id = 'NULL' THEN 'missing required field ''trace_id'''
-             WHEN t_trace_id NOT IN ('VARCHAR', 'NUMBER') THEN 'field ''trace_id'' must be a string'
-             WHEN trim(trace_id->>'$') = '' THEN 'field ''trace_id'' is empty'
+             WHEN t_trace_id NOT IN ('VARCHAR', 'BIGINT', 'UBIGINT', 'DOUBLE') THEN 'field ''trace_id'' must be a string'
+             WHEN trim(trace_id) = '' THEN 'field ''trace_id'' is empty'
              WHEN t_source IS NULL OR t_source = 'NULL' THEN 'missing required field ''source'''
              WHEN t_task IS NULL OR t_task = 'NULL' THEN 'missing required field ''task'''
              WHEN t_outcome IS NULL OR t_outcome = 'NULL' THEN 'missing required field ''outcome'''
@@ -90,11 +88,11 @@ FROM lw_problems p JOIN lw_docs d USING (file_id, record);
 
 INSERT INTO traces (trace_id, format, source, task, outcome, tenant, file, line, started_at, ended_at,
                     metadata, extra, file_id, record)
-SELECT CASE WHEN is_failure_case THEN failure_id->>'$' ELSE trace_id->>'$' END,
+SELECT CASE WHEN is_failure_case THEN failure_id ELSE trace_id END,
        'lessonweaver',
-       source->>'$',
-       task->>'$',
-       CASE WHEN NOT is_failure_case THEN outcome->>'$'
+       source,
+       task,
+       CASE WHEN NOT is_failure_case THEN outcome
             WHEN correction IS NOT NULL THEN 'corrected_by_human'
             ELSE 'failure' END,
        metadata->>'tenant_id',
@@ -110,6 +108,15 @@ SELECT CASE WHEN is_failure_case THEN failure_id->>'$' ELSE trace_id->>'$' END,
 FROM lw_docs d
 WHERE NOT EXISTS (SELECT 1 FROM lw_problems p WHERE p.file_id = d.file_id AND p.record = d.record);
 
+-- Fields with no canonical column, for the few events that have them: taken from the record's text.
+CREATE OR REPLACE TEMP TABLE lw_event_extras AS
+SELECT ev.file_id, ev.record, ev.seq,
+       json_merge_patch(json_extract(r.doc, '$.events[' || (ev.seq - 1) || ']'),
+                        '{"id":null,"type":null,"content":null,"status":null,"success":null,"metadata":null,
+                          "timestamp":null,"parent_id":null,"tool_name":null}') AS extra
+FROM lw_events ev JOIN records_in r USING (file_id, record)
+WHERE ev.has_extra;
+
 INSERT INTO events (trace_id, seq, event_id, type, raw_type, content, status, success, tool_name, ts,
                     parent_id, metadata, extra, file_id, record)
 SELECT t.trace_id, ev.seq, ev.e.id, lw_canonical_type(ev.e.type), ev.e.type, ev.e.content, ev.e.status,
@@ -120,10 +127,10 @@ SELECT t.trace_id, ev.seq, ev.e.id, lw_canonical_type(ev.e.type), ev.e.type, ev.
        try_cast(ev.e.timestamp AS TIMESTAMP),
        ev.e.parent_id,
        ev.e.metadata,
-       CASE WHEN ev.has_extra THEN json_merge_patch(ev.ev, '{"id":null,"type":null,"content":null,"status":null,
-           "success":null,"metadata":null,"timestamp":null,"parent_id":null,"tool_name":null}') END,
+       x.extra,
        ev.file_id, ev.record
 FROM lw_events ev JOIN traces t USING (file_id, record)
+LEFT JOIN lw_event_extras x USING (file_id, record, seq)
 WHERE t.format = 'lessonweaver';
 
 -- Failure cases: the failure, then its correction.
@@ -143,4 +150,5 @@ WHERE d.is_failure_case AND d.correction IS NOT NULL;
 
 DROP TABLE lw_docs;
 DROP TABLE lw_events;
+DROP TABLE lw_event_extras;
 DROP TABLE lw_problems;
