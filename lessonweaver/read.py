@@ -19,7 +19,6 @@ import zlib
 from collections.abc import Iterable
 
 import duckdb
-import polars as pl
 
 from lessonweaver.discover import InputFile
 
@@ -62,22 +61,28 @@ def _gunzip(raw: bytes) -> tuple[bytes, str | None]:
     return b"".join(out), None
 
 
-def _decode(data: bytes) -> tuple[str, list[tuple[int, str]]]:
-    """Decode UTF-8; lines that do not decode are blanked and returned as (line, reason)."""
+def _decode(data: bytes) -> tuple[bytes, list[tuple[int, str]]]:
+    """Check that `data` is UTF-8, dropping a byte-order mark; lines that do not decode are blanked and
+    returned as (line, reason). The result stays bytes: DuckDB takes them as they are, with no copy
+    through a Python string."""
     if data.startswith(_BOM):
         data = data[len(_BOM):]
+    if data.isascii():
+        return data, []
     try:
-        return data.decode("utf-8"), []
+        data.decode("utf-8")
+        return data, []
     except UnicodeDecodeError:
         pass
     lines, bad = [], []
     for number, line in enumerate(data.split(b"\n"), start=1):
         try:
-            lines.append(line.decode("utf-8"))
+            line.decode("utf-8")
+            lines.append(line)
         except UnicodeDecodeError as exc:
-            lines.append("")
+            lines.append(b"")
             bad.append((number, f"not valid UTF-8 (byte 0x{line[exc.start]:02x} at column {exc.start + 1})"))
-    return "\n".join(lines), bad
+    return b"\n".join(lines), bad
 
 
 def json_error_reason(text: str) -> str:
@@ -122,7 +127,7 @@ def _check_plain(path: str) -> tuple[str, bool]:
     return sha.hexdigest(), valid
 
 
-def _read_whole(f: InputFile) -> tuple[str, str | None, str | None, list[tuple[int, str]]]:
+def _read_whole(f: InputFile) -> tuple[str, bytes, str | None, list[tuple[int, str]]]:
     """A gzip file, or one with bytes that are not UTF-8, read in Python: (sha256, text, note, bad lines)."""
     with open(f.path, "rb") as fh:
         raw = fh.read()
@@ -137,7 +142,7 @@ def _sql_list(values: list[str]) -> str:
     return "[" + ", ".join("'" + v.replace("'", "''") + "'" for v in values) + "]"
 
 
-def _read_part(f: InputFile) -> tuple[str, list[tuple[int, str]]]:
+def _read_part(f: InputFile) -> tuple[bytes, list[tuple[int, str]]]:
     """The text of a part of a large file (discover.split_lines), and its lines that are not UTF-8."""
     with open(f.path, "rb") as fh:
         fh.seek(f.start)
@@ -148,8 +153,15 @@ def _read_part(f: InputFile) -> tuple[str, list[tuple[int, str]]]:
 
 def read_files(con: duckdb.DuckDBPyConnection, files: Iterable[InputFile], known_hashes: frozenset[str] = frozenset()) -> None:
     """Read `files` into the staging tables; files whose content hash is in `known_hashes` are skipped."""
-    rows: dict[str, list] = {k: [] for k in ("file_id", "path", "sha256", "size", "mtime", "hint", "note",
-                                             "skipped", "text", "direct", "line_offset")}
+    # Files go in as rows with their text as a parameter: checked UTF-8 bytes, one copy, straight into DuckDB.
+    con.execute(
+        """
+        CREATE OR REPLACE TEMP TABLE incoming_files (
+            file_id BIGINT, path VARCHAR, sha256 VARCHAR, size BIGINT, mtime DOUBLE, hint VARCHAR, note VARCHAR,
+            skipped BOOLEAN, text BLOB, direct BOOLEAN, line_offset BIGINT)
+        """
+    )
+    direct_paths: list[str] = []
     bad_bytes: list[tuple[int, int, str]] = []
     for file_id, f in enumerate(files, start=1):
         note, text, sha, direct = None, None, "", False
@@ -179,30 +191,23 @@ def read_files(con: duckdb.DuckDBPyConnection, files: Iterable[InputFile], known
             note, text, skipped = f"{UNREADABLE} ({exc.strerror or exc.__class__.__name__})", None, False
             sha = hashlib.sha256(b"").hexdigest()
         hint = "lines" if f.is_part else f.layout_hint
-        row = (file_id, f.path, sha, f.size, f.mtime, hint, note, skipped, text, direct, f.first_line - 1)
-        for key, value in zip(rows, row):
-            rows[key].append(value)
-
-    incoming = pl.DataFrame(
-        rows,
-        schema={"file_id": pl.Int64, "path": pl.Utf8, "sha256": pl.Utf8, "size": pl.Int64, "mtime": pl.Float64,
-                "hint": pl.Utf8, "note": pl.Utf8, "skipped": pl.Boolean, "text": pl.Utf8, "direct": pl.Boolean,
-                "line_offset": pl.Int64},
-    )
-    del rows
-    direct_paths = incoming.filter(pl.col("direct"))["path"].to_list()
-    con.register("incoming_files", incoming)
+        con.execute("INSERT INTO incoming_files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [file_id, f.path, sha, f.size, f.mtime, hint, note, skipped, text, direct, f.first_line - 1])
+        del text
+        if direct:
+            direct_paths.append(f.path)
     # Plain UTF-8 files are read by DuckDB (a byte-order mark dropped); the rest came through Python.
     con.execute(
         f"""
         CREATE OR REPLACE TEMP VIEW incoming_text AS
         SELECT i.* REPLACE (CASE WHEN i.direct THEN
                                   CASE WHEN starts_with(t.content, chr(65279)) THEN substr(t.content, 2) ELSE t.content END
-                                ELSE i.text END AS text)
+                                ELSE decode(i.text) END AS text)
         FROM incoming_files i
         LEFT JOIN (SELECT filename, content FROM read_text({_sql_list(direct_paths)})) t
                ON i.direct AND t.filename = i.path
-        """ if direct_paths else "CREATE OR REPLACE TEMP VIEW incoming_text AS SELECT * FROM incoming_files"
+        """ if direct_paths else
+        "CREATE OR REPLACE TEMP VIEW incoming_text AS SELECT * REPLACE (decode(text) AS text) FROM incoming_files"
     )
     con.execute(
         """
@@ -252,8 +257,7 @@ def read_files(con: duckdb.DuckDBPyConnection, files: Iterable[InputFile], known
         DROP TABLE file_text;
         """
     )
-    con.execute("DROP VIEW incoming_text")
-    con.unregister("incoming_files")
+    con.execute("DROP VIEW incoming_text; DROP TABLE incoming_files")
     con.execute(
         """
         CREATE OR REPLACE TABLE records AS
