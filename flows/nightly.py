@@ -7,6 +7,7 @@ reports to that server. Tasks pass paths and plain values only: each opens what 
 
 import datetime as dt
 import logging
+import os
 import secrets
 import shutil
 import tempfile
@@ -146,9 +147,9 @@ def artifacts_task(settings: Settings, run: dict, tenant: str | None) -> None:
 def task_runner(kind: str = "threads", workers: int = 1, dask_address: str | None = None) -> TaskRunner:
     """Where stage-batch tasks run: a local thread pool, or a Dask cluster (through prefect-dask).
 
-    Each batch opens its own in-memory DuckDB bounded by --threads and --memory-limit, so `workers`
-    batches at once need that much memory each. On Dask, batches write their Parquet under --work-dir,
-    which must then be storage every worker and this machine share.
+    Each batch opens its own in-memory DuckDB; batches staged at once on this machine share its cores
+    and LESSONWEAVER_MEMORY_LIMIT (config.batch_threads, config.batch_memory_limit). On Dask, batches
+    write their Parquet under --work-dir, which must then be storage every worker and this machine share.
     """
     if kind == "threads":
         return ThreadPoolTaskRunner(max_workers=workers)
@@ -168,7 +169,7 @@ def new_run_id(now: dt.datetime) -> str:
     return now.strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
 
 
-@flow(name="lessonweaver-nightly", task_runner=ThreadPoolTaskRunner(max_workers=1))
+@flow(name="lessonweaver-nightly", task_runner=ThreadPoolTaskRunner(max_workers=os.cpu_count() or 1))
 def nightly(
     paths: list[str] = [DEFAULT_INPUT],  # noqa: B006 - Prefect flow parameters must be plain JSON values
     db: str = DEFAULT_DB,
@@ -182,18 +183,22 @@ def nightly(
     work_dir: str | None = None,
     night: str | None = None,
     resolve_after: int = 7,
+    workers: int = 0,
+    remote_workers: bool = False,
 ) -> dict:
     """Run lessonweaver over `paths` into the database `db`, writing reports to `out`.
 
     `night` (YYYY-MM-DD, default: today in UTC) is the night the run counts for in the lessons'
     lifecycle; a lesson not seen for `resolve_after` nights is resolved. With `tenant`, the reports show
-    that tenant's lessons only. The run ends with an audit of its
+    that tenant's lessons only. `workers` batches (0: one per core) are staged at once, sharing this
+    machine's cores and memory limit, unless `remote_workers` says they run elsewhere (a Dask cluster). The run ends with an audit of its
     rows and reports; reports that fail it are not published, and the run fails.
     """
     log = get_run_logger()
     settings = replace(Settings(), paths=tuple(paths), db=db, out=out, detector_dirs=tuple(detector_dirs),
                        templates=templates, format=format, pii=pii, batch_bytes=int(batch_mb * 1024 * 1024),
-                       work_dir=work_dir, resolve_after=resolve_after)
+                       work_dir=work_dir, resolve_after=resolve_after,
+                       workers=workers or os.cpu_count() or 1, shared_machine=not remote_workers)
     # Fail fast, before reading anything, on a broken detector or adapter file.
     adapters.load_adapters()
     detector_list = detectors.load_detectors(settings.detector_dirs)
@@ -238,9 +243,14 @@ def _run(settings: Settings, run: dict, tenant: str | None, log: logging.Logger 
              seen, skipped, len(file_batches))
     workdir = tempfile.mkdtemp(prefix="lessonweaver-", dir=settings.work_dir)
     try:
-        futures = [stage_batch_task.submit(batch, settings, f"{workdir}/batch-{i:05d}", hashes,
-                                           f"{i + 1}/{len(file_batches)}")
-                   for i, batch in enumerate(file_batches)]
+        # At most `workers` batches in flight on this machine: each holds its share of the memory limit.
+        window = settings.workers if settings.shared_machine else len(file_batches)
+        futures = []
+        for i, batch in enumerate(file_batches):
+            if len(futures) >= window:
+                futures[len(futures) - window].wait()
+            futures.append(stage_batch_task.submit(batch, settings, f"{workdir}/batch-{i:05d}", hashes,
+                                                   f"{i + 1}/{len(file_batches)}"))
         results = [f.result() for f in futures]
         lap("stage")
         reached("staged")

@@ -12,7 +12,7 @@ from pathlib import Path
 import duckdb
 
 from lessonweaver import adapters, detectors, privacy, read
-from lessonweaver.config import Settings
+from lessonweaver.config import Settings, batch_memory_limit, batch_threads
 from lessonweaver.discover import InputFile
 from lessonweaver.resources import sql_path
 
@@ -52,9 +52,10 @@ class BatchResult:
 
 
 def connect_staging(settings: Settings, spill: str | None = None) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB bounded by the run's threads and memory limit, with the shared macros. Past
-    the limit it spills to `spill` (the batch's own folder), never to the current directory."""
-    config: dict[str, object] = {"threads": settings.threads, "memory_limit": settings.memory_limit}
+    """An in-memory DuckDB bounded by the batch's share of the run's threads and memory limit, with the
+    shared macros. Past the limit it spills to `spill` (the batch's own folder), never to the current
+    directory."""
+    config: dict[str, object] = {"threads": batch_threads(settings), "memory_limit": batch_memory_limit(settings)}
     if spill:
         config["temp_directory"] = spill
     con = duckdb.connect(config=config)

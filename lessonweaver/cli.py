@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from lessonweaver import __version__
-from lessonweaver.config import DEFAULT_DB, DEFAULT_INPUT, DEFAULT_OUT, parse_night
+from lessonweaver.config import DEFAULT_DB, DEFAULT_INPUT, DEFAULT_OUT, memory_bytes, parse_night
 
 
 def _prefect_defaults(quiet: bool) -> None:
@@ -75,6 +75,7 @@ def _preflight(args: argparse.Namespace) -> None:
         raise ValueError("--resolve-after must be at least 1")
     if args.workers < 1 or args.batch_mb < 1:
         raise ValueError("--workers and --batch-mb must be at least 1")
+    memory_bytes(os.environ.get("LESSONWEAVER_MEMORY_LIMIT", "1536MB"))
     if args.work_dir and not Path(args.work_dir).is_dir():
         raise ValueError(f"work folder does not exist: {args.work_dir}")
     if args.templates and not Path(args.templates).is_dir():
@@ -103,6 +104,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         work_dir=args.work_dir,
         night=args.night,
         resolve_after=args.resolve_after,
+        workers=args.workers,
+        remote_workers=bool(args.dask_address),
     )
     run["db"] = args.db
     print(_summary(run))
@@ -232,7 +235,8 @@ def parser() -> argparse.ArgumentParser:
                      help="where batches are staged: local threads (default) or a Dask cluster")
     run.add_argument("--dask-address", metavar="tcp://HOST:PORT",
                      help="the Dask scheduler to use (default with --runner dask: a local cluster)")
-    run.add_argument("--workers", type=int, default=1, help="batches staged at once (default: 1)")
+    run.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                     help="batches staged at once, sharing the cores and the memory limit (default: one per core)")
     run.add_argument("--batch-mb", type=int, default=64, metavar="MB", help="input per batch (default: 64)")
     run.add_argument("--work-dir", metavar="DIR",
                      help="where batches leave their results; must be shared with remote Dask workers")

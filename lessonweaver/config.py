@@ -2,6 +2,7 @@
 
 import datetime as dt
 import os
+import re
 from dataclasses import dataclass, field
 
 DEFAULT_DB = "lessonweaver.duckdb"
@@ -18,7 +19,11 @@ class Settings:
     templates: str | None = None  # a folder that overrides the shipped templates
     format: str | None = None  # force one adapter instead of sniffing each file
     threads: int = field(default_factory=lambda: os.cpu_count() or 1)
+    # DuckDB's memory limit for the whole run: batches staged at once share it (batch_memory_limit)
     memory_limit: str = field(default_factory=lambda: os.environ.get("LESSONWEAVER_MEMORY_LIMIT", "1536MB"))
+    # batches staged at once on this machine; each gets a share of the threads and of the memory limit
+    workers: int = field(default_factory=lambda: os.cpu_count() or 1)
+    shared_machine: bool = True  # False when batches run on remote Dask workers, each with its own memory
     batch_bytes: int = 64 * 1024 * 1024  # input read into one staging database at a time: bounds memory
     work_dir: str | None = None  # where batches leave their Parquet; shared storage when workers are remote
     resolve_after: int = 7  # nights without a sighting before a lesson counts as resolved
@@ -26,6 +31,34 @@ class Settings:
     pii: str = "redact"  # what to do with PII in untagged traces: 'redact' or 'quarantine'
     # empty: the database's own salt
     tenant_salt: str = field(default_factory=lambda: os.environ.get("LESSONWEAVER_TENANT_SALT", ""))
+
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?i?B)\s*$", re.IGNORECASE)
+_UNIT = {"b": 1, "kb": 1000, "mb": 1000**2, "gb": 1000**3, "tb": 1000**4,
+         "kib": 1024, "mib": 1024**2, "gib": 1024**3, "tib": 1024**4}
+
+
+def memory_bytes(text: str) -> int:
+    """A memory size as DuckDB writes it (1536MB, 2GB, 1.5GiB) in bytes, with a message a user can act on."""
+    m = _SIZE.match(text)
+    if not m:
+        raise ValueError(f"memory limit must be a size such as 1536MB or 2GB, not '{text}'")
+    return int(float(m.group(1)) * _UNIT[m.group(2).lower()])
+
+
+def batch_threads(settings: Settings) -> int:
+    """Threads for one batch's DuckDB. A batch's tables are small, so DuckDB gains little from a second
+    thread inside one; batches side by side use the cores better (benchmarks/README.md)."""
+    if not settings.shared_machine:
+        return settings.threads
+    return max(1, settings.threads // settings.workers)
+
+
+def batch_memory_limit(settings: Settings) -> str:
+    """One batch's share of the run's memory limit, so that `workers` batches at once stay within it."""
+    if not settings.shared_machine:
+        return settings.memory_limit
+    return f"{max(64 * 1024**2, memory_bytes(settings.memory_limit) // settings.workers) // 1024**2}MiB"
 
 
 def parse_night(text: str) -> dt.date:

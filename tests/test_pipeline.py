@@ -120,6 +120,13 @@ def test_cli_errors_are_one_clear_line(tmp_path: Path, capsys):
     assert "header is missing severity, description" in capsys.readouterr().err
 
 
+def test_a_bad_memory_limit_is_one_clear_line(tmp_path: Path, capsys, monkeypatch):
+    monkeypatch.setenv("LESSONWEAVER_MEMORY_LIMIT", "plenty")
+    assert main(["run", str(tmp_path), "--db", str(tmp_path / "x.duckdb")]) == 2
+    assert capsys.readouterr().err == ("lessonweaver: error: memory limit must be a size such as 1536MB or 2GB, "
+                                       "not 'plenty'\n")
+
+
 def test_user_detector_folder(prefect_server, inputs: Path, tmp_path: Path):
     mine = tmp_path / "mine"
     mine.mkdir()
