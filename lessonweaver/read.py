@@ -19,6 +19,7 @@ import zlib
 from collections.abc import Iterable
 
 import duckdb
+import pyarrow as pa
 
 from lessonweaver.discover import InputFile
 
@@ -153,15 +154,17 @@ def _read_part(f: InputFile) -> tuple[bytes, list[tuple[int, str]]]:
 
 def read_files(con: duckdb.DuckDBPyConnection, files: Iterable[InputFile], known_hashes: frozenset[str] = frozenset()) -> None:
     """Read `files` into the staging tables; files whose content hash is in `known_hashes` are skipped."""
-    # Files go in as rows with their text as a parameter: checked UTF-8 bytes, one copy, straight into DuckDB.
     con.execute(
         """
         CREATE OR REPLACE TEMP TABLE incoming_files (
             file_id BIGINT, path VARCHAR, sha256 VARCHAR, size BIGINT, mtime DOUBLE, hint VARCHAR, note VARCHAR,
-            skipped BOOLEAN, text BLOB, direct BOOLEAN, line_offset BIGINT)
+            skipped BOOLEAN, direct BOOLEAN, line_offset BIGINT)
         """
     )
     direct_paths: list[str] = []
+    # Texts read in Python (checked UTF-8 bytes) reach DuckDB as an Arrow view: storing a whole file as
+    # one value in a table costs more than splitting it into lines.
+    blobs: dict[str, list] = {"file_id": [], "text": []}
     bad_bytes: list[tuple[int, int, str]] = []
     for file_id, f in enumerate(files, start=1):
         note, text, sha, direct = None, None, "", False
@@ -191,23 +194,31 @@ def read_files(con: duckdb.DuckDBPyConnection, files: Iterable[InputFile], known
             note, text, skipped = f"{UNREADABLE} ({exc.strerror or exc.__class__.__name__})", None, False
             sha = hashlib.sha256(b"").hexdigest()
         hint = "lines" if f.is_part else f.layout_hint
-        con.execute("INSERT INTO incoming_files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [file_id, f.path, sha, f.size, f.mtime, hint, note, skipped, text, direct, f.first_line - 1])
+        con.execute("INSERT INTO incoming_files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [file_id, f.path, sha, f.size, f.mtime, hint, note, skipped, direct, f.first_line - 1])
+        if text is not None:
+            blobs["file_id"].append(file_id)
+            blobs["text"].append(text)
         del text
         if direct:
             direct_paths.append(f.path)
+    incoming_blobs = pa.table({"file_id": pa.array(blobs["file_id"], pa.int64()),
+                               "text": pa.array(blobs["text"], pa.large_binary()).view(pa.large_string())})
+    del blobs
+    con.register("incoming_blobs", incoming_blobs)
     # Plain UTF-8 files are read by DuckDB (a byte-order mark dropped); the rest came through Python.
+    direct_text = (f"SELECT filename, content FROM read_text({_sql_list(direct_paths)})" if direct_paths
+                   else "SELECT NULL::VARCHAR AS filename, NULL::VARCHAR AS content WHERE false")
     con.execute(
         f"""
         CREATE OR REPLACE TEMP VIEW incoming_text AS
-        SELECT i.* REPLACE (CASE WHEN i.direct THEN
-                                  CASE WHEN starts_with(t.content, chr(65279)) THEN substr(t.content, 2) ELSE t.content END
-                                ELSE decode(i.text) END AS text)
+        SELECT i.*, CASE WHEN i.direct THEN
+                          CASE WHEN starts_with(t.content, chr(65279)) THEN substr(t.content, 2) ELSE t.content END
+                        ELSE b.text END AS text
         FROM incoming_files i
-        LEFT JOIN (SELECT filename, content FROM read_text({_sql_list(direct_paths)})) t
-               ON i.direct AND t.filename = i.path
-        """ if direct_paths else
-        "CREATE OR REPLACE TEMP VIEW incoming_text AS SELECT * REPLACE (decode(text) AS text) FROM incoming_files"
+        LEFT JOIN ({direct_text}) t ON i.direct AND t.filename = i.path
+        LEFT JOIN incoming_blobs b ON b.file_id = i.file_id
+        """
     )
     con.execute(
         """
@@ -217,9 +228,9 @@ def read_files(con: duckdb.DuckDBPyConnection, files: Iterable[InputFile], known
         -- A file is one JSON document (an object, or an array of records) or one record per line.
         -- The suffix says which to try first; a pretty-printed .jsonl or a one-array file is still read.
         -- JSON functions raise on invalid input, so each is guarded by json_valid inside a CASE.
-        -- Whole-file texts are only searched (regexp), never trimmed: a trim copies the whole file.
-        CREATE OR REPLACE TEMP TABLE file_text AS
-        SELECT file_id, text, line_offset,
+        -- Whole-file texts are only searched (regexp), never trimmed or stored: either copies the whole file.
+        CREATE OR REPLACE TEMP TABLE file_layouts AS
+        SELECT file_id, line_offset,
                CASE
                  WHEN text IS NULL OR NOT regexp_matches(text, '[^ \\t\\r\\n]') THEN 'empty'
                  WHEN hint = 'json' AND json_valid(text) THEN 'document'
@@ -229,6 +240,9 @@ def read_files(con: duckdb.DuckDBPyConnection, files: Iterable[InputFile], known
                  ELSE 'lines'
                END AS layout
         FROM (SELECT *, regexp_extract(text, '^[ \\t\\r\\n]*([^\\n]*)', 1) AS first_line FROM incoming_text);
+
+        CREATE OR REPLACE TEMP VIEW file_text AS
+        SELECT file_id, t.text, l.line_offset, l.layout FROM file_layouts l JOIN incoming_text t USING (file_id);
 
         CREATE OR REPLACE TEMP TABLE documents AS
         SELECT file_id, text, json_type(text) AS kind FROM file_text WHERE layout = 'document';
@@ -254,10 +268,13 @@ def read_files(con: duckdb.DuckDBPyConnection, files: Iterable[InputFile], known
         ) WHERE kind <> 'INVALID' OR regexp_matches(text, '[^ \\t\\r]');
 
         DROP TABLE documents;
-        DROP TABLE file_text;
+        DROP VIEW file_text;
+        DROP TABLE file_layouts;
         """
     )
     con.execute("DROP VIEW incoming_text; DROP TABLE incoming_files")
+    con.unregister("incoming_blobs")
+    del incoming_blobs
     con.execute(
         """
         CREATE OR REPLACE TABLE records AS
