@@ -8,6 +8,7 @@ explicitly is always taken, whatever its suffix).
 import hashlib
 import os
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -127,11 +128,12 @@ def split_lines(f: InputFile, max_bytes: int) -> list[InputFile]:
 
 
 def split_large(files: list[InputFile], max_bytes: int, splittable: Callable[[InputFile], bool]) -> list[InputFile]:
-    """Files larger than a batch, when `splittable` says their records are whole lines, become parts."""
-    out: list[InputFile] = []
-    for f in files:
-        if f.size > max_bytes and not f.compressed and f.layout_hint == "jsonl" and splittable(f):
-            out.extend(split_lines(f, max_bytes))
-        else:
-            out.append(f)
+    """Files larger than a batch, when `splittable` says their records are whole lines, become parts.
+    Their hashing is most of the time: several files are hashed at once (hashlib lets go of the GIL)."""
+    large = [f.size > max_bytes and not f.compressed and f.layout_hint == "jsonl" and splittable(f) for f in files]
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        parts = pool.map(lambda f: split_lines(f, max_bytes), [f for f, big in zip(files, large) if big])
+        out: list[InputFile] = []
+        for f, big in zip(files, large):
+            out.extend(next(parts) if big else [f])
     return out
