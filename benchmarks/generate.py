@@ -4,7 +4,8 @@
 
 About 15 events per trace; about 10% of traces carry a human correction, 10% a failed evaluation,
 10% a retry, 5% are tagged sensitive and 1% carry a planted secret in untagged content; contents
-range from a few words to a few kilobytes. The same arguments always write the same bytes.
+range from a few words to a few kilobytes (--max-words caps them). The same arguments always write the
+same bytes.
 
 Each trace is drawn once, as a lessonweaver trace, and written in one format, in that format's own shape:
 `lessonweaver` (one trace per line), and one event per line for `traceevent` (TraceEvent JSONL),
@@ -35,20 +36,23 @@ FAKE_SECRET = "ghp_" + "Bench0000000000000000000000000000000x"  # matches the Gi
 EPOCH = 1_795_831_200  # 2026-11-28T02:00:00Z; trace i starts i seconds later
 
 
-def _text(rng: random.Random) -> str:
-    n = rng.choice((4, 8, 16, 40, 120, 400))
+LENGTHS = (4, 8, 16, 40, 120, 400)  # words in a content, drawn evenly
+
+
+def _text(rng: random.Random, lengths: tuple[int, ...]) -> str:
+    n = rng.choice(lengths)
     return " ".join(rng.choice(WORDS) for _ in range(n))
 
 
-def _events(rng: random.Random, kinds: set[str]) -> list[dict]:
-    events = [{"type": "user_message", "content": _text(rng)}]
+def _events(rng: random.Random, kinds: set[str], lengths: tuple[int, ...]) -> list[dict]:
+    events = [{"type": "user_message", "content": _text(rng, lengths)}]
     for _ in range(rng.randint(9, 17)):
         tool = rng.choice(TOOLS)
         events.append(rng.choice((
-            {"type": "assistant_message", "content": _text(rng)},
+            {"type": "assistant_message", "content": _text(rng, lengths)},
             {"type": "tool_call", "content": tool, "status": "success", "success": True, "metadata": {"tool": tool}},
-            {"type": "tool_result", "content": _text(rng), "metadata": {"tool": tool}},
-            {"type": "workflow_step", "content": _text(rng), "metadata": {"step": rng.choice(WORDS)}},
+            {"type": "tool_result", "content": _text(rng, lengths), "metadata": {"tool": tool}},
+            {"type": "workflow_step", "content": _text(rng, lengths), "metadata": {"step": rng.choice(WORDS)}},
         )))
     if "retry" in kinds:
         tool = rng.choice(TOOLS)
@@ -61,17 +65,17 @@ def _events(rng: random.Random, kinds: set[str]) -> list[dict]:
         events.append({"type": "human_correction", "content": rng.choice(CORRECTIONS)})
     if "secret" in kinds:
         events.append({"type": "tool_call", "content": f"git push https://{FAKE_SECRET}@example.invalid/repo", "metadata": {"tool": "shell"}})
-    events.append({"type": "final_answer", "content": _text(rng)})
+    events.append({"type": "final_answer", "content": _text(rng, lengths)})
     for i, e in enumerate(events, 1):
         e["id"] = f"e{i}"
     return events
 
 
-def trace(rng: random.Random, i: int) -> dict:
+def trace(rng: random.Random, i: int, lengths: tuple[int, ...] = LENGTHS) -> dict:
     kinds = {k for k, p in (("correction", 0.10), ("eval", 0.10), ("retry", 0.10), ("secret", 0.01)) if rng.random() < p}
     meta = {"contains_pii": True} if rng.random() < 0.05 else {"channel": rng.choice(("web", "cli", "api"))}
     return {"trace_id": f"bench-{i:09d}", "source": rng.choice(SOURCES), "task": rng.choice(TASKS),
-            "events": _events(rng, kinds), "metadata": meta,
+            "events": _events(rng, kinds, lengths), "metadata": meta,
             "outcome": "corrected_by_human" if "correction" in kinds else "success"}
 
 
@@ -306,8 +310,12 @@ WRITERS = {"lessonweaver": lambda t, i: [t], "traceevent": lambda t, i: as_trace
 FORMATS = tuple(WRITERS)
 
 
-def generate(out: Path, traces: int, seed: int, files: int, mix: dict[str, float]) -> int:
-    """Write the corpus; returns the bytes written."""
+def generate(out: Path, traces: int, seed: int, files: int, mix: dict[str, float], max_words: int = LENGTHS[-1]) -> int:
+    """Write the corpus; returns the bytes written. `max_words` drops the longer content lengths: 40 gives
+    traces of about 1.7 KB, the size the performance targets assume, where the default averages 9 KB."""
+    lengths = tuple(n for n in LENGTHS if n <= max_words)
+    if not lengths:
+        raise ValueError(f"--max-words must be at least {LENGTHS[0]}")
     unknown = set(mix) - set(FORMATS)
     if unknown:
         raise ValueError(f"unknown format(s) in --mix: {', '.join(sorted(unknown))} (known: {', '.join(FORMATS)})")
@@ -317,7 +325,7 @@ def generate(out: Path, traces: int, seed: int, files: int, mix: dict[str, float
     handles = {(fmt, k): open(out / f"{fmt}-{k:04d}.jsonl", "w", encoding="utf-8") for fmt in formats for k in range(files)}
     try:
         for i in range(traces):
-            t = trace(rng, i)
+            t = trace(rng, i, lengths)
             fmt = rng.choices(formats, weights=[mix[f] for f in formats])[0]
             fh = handles[(fmt, i % files)]
             lines = WRITERS[fmt](t, i)
@@ -338,9 +346,11 @@ def main() -> int:
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--files", type=int, default=8)
     p.add_argument("--mix", default="lessonweaver=1", help="format weights, e.g. lessonweaver=1,traceevent=1,stream=1,gdev=1,otlp=1")
+    p.add_argument("--max-words", type=int, default=LENGTHS[-1],
+                   help=f"longest content in words, one of {', '.join(map(str, LENGTHS))} (40: traces of about 1.7 KB)")
     args = p.parse_args()
     mix = {k: float(v) for k, v in (part.split("=") for part in args.mix.split(","))}
-    size = generate(args.out, args.traces, args.seed, args.files, mix)
+    size = generate(args.out, args.traces, args.seed, args.files, mix, args.max_words)
     print(f"{args.traces} traces, {size / 1e6:.1f} MB in {args.out}", file=sys.stderr)
     return 0
 

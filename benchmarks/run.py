@@ -37,7 +37,7 @@ import duckdb
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run as a script: the project's packages, not only the installed ones
 
-from benchmarks.generate import FORMATS, generate
+from benchmarks.generate import FORMATS, LENGTHS, generate
 from lessonweaver import discover
 
 BIN = Path(sys.executable).parent
@@ -64,12 +64,13 @@ def parse_mix(text: str) -> dict[str, float]:
     return {k.strip(): float(v) for k, v in (part.split("=") for part in text.split(","))}
 
 
-def corpus_dir(root: Path | None, mix: str, traces: int, seed: int, files: int) -> Path:
+def corpus_dir(root: Path | None, mix: str, traces: int, seed: int, files: int, max_words: int = LENGTHS[-1]) -> Path:
     slug = "-".join(k if len(parse_mix(mix)) == 1 else f"{k}{v:g}" for k, v in parse_mix(mix).items())
-    return (root or DEFAULT_ROOT) / f"{slug}-{traces}-seed{seed}-{files}files"
+    words = "" if max_words == LENGTHS[-1] else f"-words{max_words}"
+    return (root or DEFAULT_ROOT) / f"{slug}-{traces}-seed{seed}-{files}files{words}"
 
 
-def ensure_corpus(folder: Path, traces: int, seed: int, files: int, mix: str) -> None:
+def ensure_corpus(folder: Path, traces: int, seed: int, files: int, mix: str, max_words: int = LENGTHS[-1]) -> None:
     """Generate into `folder` when it is missing or empty; a half-written corpus never looks finished."""
     if folder.is_dir() and any(folder.iterdir()):
         log(f"corpus: {folder} (already there, not regenerated)")
@@ -78,7 +79,7 @@ def ensure_corpus(folder: Path, traces: int, seed: int, files: int, mix: str) ->
     shutil.rmtree(partial, ignore_errors=True)
     log(f"generating {traces} traces ({mix}, seed {seed}) into {folder} ...")
     started = time.perf_counter()
-    size = generate(partial, traces, seed, files, parse_mix(mix))
+    size = generate(partial, traces, seed, files, parse_mix(mix), max_words)
     if folder.exists():
         folder.rmdir()
     partial.rename(folder)
@@ -400,6 +401,8 @@ def main() -> int:
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--mix", default="lessonweaver=1", help="format weights, e.g. lessonweaver=1,traceevent=1,stream=1,gdev=1,otlp=1")
     p.add_argument("--files", type=int, default=8, help="files per format when generating")
+    p.add_argument("--max-words", type=int, default=LENGTHS[-1],
+                   help="longest generated content in words (16: traces of about 2 KB; default: about 9 KB)")
     p.add_argument("--traces-per-file", type=int, default=12_500,
                    help="with --sizes: traces per generated file (about 113 MB), so only the number of files grows")
     p.add_argument("--run-args", default="", help="more options for `lessonweaver run`, e.g. '--workers 2'")
@@ -419,8 +422,8 @@ def main() -> int:
             results = []
             for n in (int(s) for s in args.sizes.split(",")):
                 files = -(-n // args.traces_per_file)
-                folder = corpus_dir(args.corpus, args.mix, n, args.seed, files)
-                ensure_corpus(folder, n, args.seed, files, args.mix)
+                folder = corpus_dir(args.corpus, args.mix, n, args.seed, files, args.max_words)
+                ensure_corpus(folder, n, args.seed, files, args.mix, args.max_words)
                 results.append(measure(folder, args.repeat, work, run_args, with_baseline=False, with_breakdown=args.breakdown))
                 log(f"{n} traces measured")
             print(f"lessonweaver benchmark, sizes ({os.cpu_count()} cores, medians of {args.repeat})")
@@ -429,8 +432,8 @@ def main() -> int:
                 if "breakdown" in r:
                     print(f"  {r['traces']:,} traces, breakdown: " + ", ".join(f"{k} {v:.1f}" for k, v in r["breakdown"].items()))
         else:
-            folder = args.corpus or corpus_dir(None, args.mix, args.traces, args.seed, args.files)
-            ensure_corpus(folder, args.traces, args.seed, args.files, args.mix)
+            folder = args.corpus or corpus_dir(None, args.mix, args.traces, args.seed, args.files, args.max_words)
+            ensure_corpus(folder, args.traces, args.seed, args.files, args.mix, args.max_words)
             result = measure(folder, args.repeat, work, run_args, with_baseline=not args.no_baseline,
                              with_breakdown=args.breakdown)
             memory = os.sysconf("SC_PHYS_PAGES") * PAGE / 2**30
