@@ -119,6 +119,23 @@ def test_the_audit_fails_on_a_leaky_file_and_masks_what_it_found(tmp_path: Path,
     assert token not in printed and "jane.roe@example.com" not in printed
 
 
+def test_the_audit_finds_quarantined_ids_in_report_files(tmp_path: Path):
+    from lessonweaver import audit, store
+
+    con = store.connect(str(tmp_path / "lw.duckdb"))
+    con.execute("INSERT INTO quarantine (trace_id, file, reason) SELECT 'held-' || i, 'f.jsonl', 'secret:jwt' "
+                "FROM range(1000, 21000) t(i)")
+    con.execute("INSERT INTO quarantine (trace_id, file, reason) VALUES ('tiny', 'f.jsonl', 'tag:sensitivity')")
+    clean, leaky = tmp_path / "clean.md", tmp_path / "leaky.md"
+    clean.write_text("lessons from held-99 and tiny-looking traces\n")  # held-99 is not quarantined; tiny is too short
+    leaky.write_text("see (held-20999) and held-1234.\n")
+    found = [(Path(f.place).name, f.kind, f.sample) for f in audit.audit_files(con, [str(clean), str(leaky)])]
+    # held-20999 holds held-2099 too: ids are searched as substrings, whatever surrounds them
+    assert found == [("leaky.md", "quarantined trace id", "'hel…' (9 chars)"),
+                     ("leaky.md", "quarantined trace id", "'hel…' (9 chars)"),
+                     ("leaky.md", "quarantined trace id", "'hel…' (10 chars)")]
+
+
 def test_the_audit_finds_pii_and_quarantined_ids_in_the_database(tmp_path: Path):
     from lessonweaver import audit, store
 

@@ -8,9 +8,9 @@
 -- Also reads the weaver-spec failure-case records that lessonweaver's own examples include: the failure
 -- becomes an error event and its correction a human_correction.
 
--- Each record is parsed once into a typed struct, events included. Two cheap passes over the same
+-- Each record is parsed once into a typed struct, events included. Cheap passes over the same
 -- text add what the struct cannot say: the JSON type of each required field and of each event (a
--- number and an object both arrive as text), and the keys of each event, so that fields with no
+-- number and an object both arrive as text), and the keys of the record and of each event, so that fields with no
 -- canonical column are kept in extra.
 CREATE OR REPLACE TEMP TABLE lw_docs AS
 SELECT file_id, file, line, record, d.* EXCLUDE (events), d.events AS evs,
