@@ -20,7 +20,13 @@ SELECT file_id, file, line, record, d.* EXCLUDE (events), d.events AS evs,
        CASE WHEN kinds[5] = 'ARRAY' THEN json_keys(doc, '$.events[*]') END AS ev_keys,
        len(list_filter(json_keys(doc), lambda k: k NOT IN ('trace_id', 'source', 'task', 'outcome', 'metadata', 'events',
                                                       'schema', 'failure_id', 'failure', 'correction'))) > 0
-           OR (coalesce(d.schema, '') NOT LIKE 'weaver-spec/failure-case%' AND d.schema IS NOT NULL) AS has_extra
+           OR (coalesce(d.schema, '') NOT LIKE 'weaver-spec/failure-case%' AND d.schema IS NOT NULL) AS has_extra,
+       -- A trace whose events may be wrong (not objects, no id or type, an id twice): only these are
+       -- examined event by event below.
+       kinds[5] = 'ARRAY' AND (
+           len(list_filter(ev_types, lambda t: t <> 'OBJECT')) > 0
+           OR len(list_filter(d.events, lambda e: e.id IS NULL OR trim(e.id) = '' OR e.type IS NULL OR trim(e.type) = '')) > 0
+           OR len(list_distinct(list_transform(d.events, lambda e: e.id))) < len(d.events)) AS events_suspect
 FROM (SELECT *,
              from_json(doc, '{"trace_id": "VARCHAR", "source": "VARCHAR", "task": "VARCHAR", "outcome": "VARCHAR",
                               "metadata": "JSON", "schema": "VARCHAR", "failure_id": "VARCHAR",
@@ -75,7 +81,8 @@ event_problems AS (
                      ELSE 'event ' || seq || ': duplicate event id (the same as event ' || first_seq || ')'
                    END, seq) FILTER (WHERE t_ev <> 'OBJECT' OR e.id IS NULL OR trim(e.id) = ''
                                             OR e.type IS NULL OR trim(e.type) = '' OR seq > first_seq) AS problem
-    FROM (SELECT *, min(seq) OVER (PARTITION BY file_id, record, e.id) AS first_seq FROM lw_events)
+    FROM (SELECT *, min(seq) OVER (PARTITION BY file_id, record, e.id) AS first_seq
+          FROM lw_events SEMI JOIN (SELECT file_id, record FROM lw_docs WHERE events_suspect) USING (file_id, record))
     GROUP BY file_id, record
 )
 SELECT f.file_id, f.record, coalesce(f.problem, ep.problem) AS problem
