@@ -22,7 +22,7 @@ from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
 
 from lessonweaver import adapters, artifacts, audit, detectors, discover, lessons, privacy, render, store
 from lessonweaver.batch import BatchResult, run_batch, split_traces
-from lessonweaver.config import DEFAULT_DB, DEFAULT_INPUT, DEFAULT_OUT, Settings, parse_night
+from lessonweaver.config import DEFAULT_DB, DEFAULT_INPUT, DEFAULT_OUT, Settings, batch_memory_limit, parse_night
 from lessonweaver.crashpoints import reached
 from lessonweaver.read import TransientReadError
 
@@ -56,7 +56,12 @@ def stage_batch_task(files: list[discover.InputFile], settings: Settings, folder
     """Read, adapt, screen and detect one batch of files in memory; write Parquet into `folder`."""
     result = run_batch(files, settings, folder, known_hashes, only_traces)
     megabytes = sum((f.end - f.start) if f.is_part else f.size for f in files) / 1e6
-    get_run_logger().info("batch %s staged: %d file(s), %.1f MB", label, len(files), megabytes)
+    log = get_run_logger()
+    if result.alone:
+        log.warning("batch %s ran out of its share of the memory limit (%s) and was staged again with all of it "
+                    "(%s); for very large traces, run with fewer --workers", label, batch_memory_limit(settings),
+                    settings.memory_limit)
+    log.info("batch %s staged: %d file(s), %.1f MB", label, len(files), megabytes)
     return result
 
 

@@ -6,7 +6,7 @@ unscreened content in memory only, and lets batches run in parallel or on other 
 """
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import duckdb
@@ -45,10 +45,15 @@ class BatchError(RuntimeError):
     """A batch that failed for a reason other than its input (input problems become rejects)."""
 
 
+class MemoryShareExceeded(BatchError):
+    """A batch ran out of its share of the run's memory limit (see config.batch_memory_limit)."""
+
+
 @dataclass
 class BatchResult:
     folder: str
     detector_errors: dict[str, str] = field(default_factory=dict)
+    alone: bool = False  # ran out of its share of memory and was staged again with the whole limit
 
 
 def connect_staging(settings: Settings, spill: str | None = None) -> duckdb.DuckDBPyConnection:
@@ -134,7 +139,22 @@ def run_batch(files: list[InputFile], settings: Settings, folder: str,
 
     With `only_traces`, a merge batch: the files were staged before, in other batches, and are staged
     again together so that traces split between those batches are gathered whole. It keeps only those
-    traces and accounts for no record (the first batches did)."""
+    traces and accounts for no record (the first batches did).
+
+    A batch that runs out of its share of the memory limit (a very large trace) is staged once more
+    with the whole limit rather than failing the night; for that moment the run may use more than its
+    limit."""
+    try:
+        return _stage(files, settings, folder, known_hashes, only_traces)
+    except MemoryShareExceeded:
+        result = _stage(files, replace(settings, workers=1), folder, known_hashes, only_traces)
+        result.alone = True
+        return result
+
+
+
+def _stage(files: list[InputFile], settings: Settings, folder: str, known_hashes: frozenset[str],
+           only_traces: frozenset[str] | None) -> BatchResult:
     os.makedirs(folder, exist_ok=True)
     con = connect_staging(settings, str(Path(folder) / "spill"))
     try:
@@ -163,7 +183,9 @@ def run_batch(files: list[InputFile], settings: Settings, folder: str,
     except duckdb.Error as exc:
         # The database's message may quote raw record text; never let it reach a log line.
         names = ", ".join(f.path for f in files[:3]) + (" …" if len(files) > 3 else "")
-        raise BatchError(f"staging failed for {names}: {privacy.safe_error(exc)}") from None
+        share = isinstance(exc, duckdb.OutOfMemoryException) and settings.shared_machine and settings.workers > 1
+        raise (MemoryShareExceeded if share else BatchError)(
+            f"staging failed for {names}: {privacy.safe_error(exc)}") from None
     finally:
         con.close()
     return BatchResult(folder=folder, detector_errors=errors)

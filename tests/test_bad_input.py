@@ -20,7 +20,7 @@ from conftest import rows, stage
 
 from flows.nightly import nightly
 from lessonweaver.adapters import load_adapters
-from lessonweaver.batch import run_batch
+from lessonweaver.batch import BatchError, run_batch
 from lessonweaver.cli import main
 from lessonweaver.config import Settings
 from lessonweaver.discover import discover
@@ -323,6 +323,21 @@ def test_a_15_mb_trace_line_loads(tmp_path):
 def test_a_trace_line_bigger_than_duckdbs_json_object_limit_loads(tmp_path):
     # 16,777,216 bytes is read_json's default maximum_object_size; lessonweaver does not use read_json.
     _check_big_trace_loads(tmp_path, 20)
+
+
+def test_a_batch_out_of_its_memory_share_is_staged_again_with_the_whole_limit(tmp_path):
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "big.jsonl").write_text(json.dumps(_big_trace(20)) + "\n" + jsonl(trace("bi-small-1")))
+    files = discover([str(tmp_path / "in")])
+    # Two workers share 1 GB: 476 MiB each is too little for a 20 MB trace, the whole 1 GB is enough.
+    result = run_batch(files, Settings(memory_limit="1GB", workers=2), str(tmp_path / "batch"))
+    assert result.alone
+    accounts = pl.read_parquet(tmp_path / "batch" / "files.parquet")
+    assert accounts.select("records", "loaded", "rejected").row(0) == (2, 2, 0)
+    # With the whole limit already, there is nothing to fall back on: a clear error, no record text.
+    with pytest.raises(BatchError, match="^staging failed for .*big.jsonl: Out of Memory Error") as failed:
+        run_batch(files, Settings(memory_limit="476MiB", workers=1), str(tmp_path / "batch-1"))
+    assert "inbox" not in str(failed.value)
 
 
 def test_a_csv_file_named_json(tmp_path):
