@@ -145,6 +145,13 @@ def test_the_audit_finds_pii_and_quarantined_ids_in_the_database(tmp_path: Path)
                 "('secret-trace-1', 1, 'e1', 'user_message', 'hello'), ('t2', 1, 'e1', 'user_message', 'call 4111 1111 1111 1111')")
     found = {(f.place, f.kind) for f in audit.audit_database(con)}
     assert found == {("events.trace_id", "quarantined trace id with content"), ("events.content", "pii:card")}
+    # Columns are searched together (joined by a newline, which no pattern spans), then one by one:
+    # digits split between two columns are no card.
+    con.execute("DELETE FROM events WHERE trace_id = 't2'")
+    con.execute("INSERT INTO events (trace_id, seq, event_id, type, content, status) VALUES "
+                "('t3', 1, 'e1', 'user_message', 'card 4111 1111', '1111 1111')")
+    assert {(f.place, f.kind) for f in audit.audit_database(con)} == {
+        ("events.trace_id", "quarantined trace id with content")}
 
 
 FALSE_POSITIVES = [
