@@ -152,15 +152,15 @@ def _read_part(f: InputFile) -> tuple[bytes, list[tuple[int, str]]]:
     return text, [(line + f.first_line - 1, reason) for line, reason in bad]
 
 
+# What is known of each file before its text is split, and the column types DuckDB gets.
+INCOMING = {"file_id": pa.int64(), "path": pa.string(), "sha256": pa.string(), "size": pa.int64(),
+            "mtime": pa.float64(), "hint": pa.string(), "note": pa.string(), "skipped": pa.bool_(),
+            "direct": pa.bool_(), "line_offset": pa.int64()}
+
+
 def read_files(con: duckdb.DuckDBPyConnection, files: Iterable[InputFile], known_hashes: frozenset[str] = frozenset()) -> None:
     """Read `files` into the staging tables; files whose content hash is in `known_hashes` are skipped."""
-    con.execute(
-        """
-        CREATE OR REPLACE TEMP TABLE incoming_files (
-            file_id BIGINT, path VARCHAR, sha256 VARCHAR, size BIGINT, mtime DOUBLE, hint VARCHAR, note VARCHAR,
-            skipped BOOLEAN, direct BOOLEAN, line_offset BIGINT)
-        """
-    )
+    meta: dict[str, list] = {k: [] for k in INCOMING}
     direct_paths: list[str] = []
     # Texts read in Python (checked UTF-8 bytes) reach DuckDB as an Arrow view: storing a whole file as
     # one value in a table costs more than splitting it into lines.
@@ -194,14 +194,20 @@ def read_files(con: duckdb.DuckDBPyConnection, files: Iterable[InputFile], known
             note, text, skipped = f"{UNREADABLE} ({exc.strerror or exc.__class__.__name__})", None, False
             sha = hashlib.sha256(b"").hexdigest()
         hint = "lines" if f.is_part else f.layout_hint
-        con.execute("INSERT INTO incoming_files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [file_id, f.path, sha, f.size, f.mtime, hint, note, skipped, direct, f.first_line - 1])
+        for key, value in zip(INCOMING, (file_id, f.path, sha, f.size, f.mtime, hint, note, skipped, direct,
+                                         f.first_line - 1)):
+            meta[key].append(value)
         if text is not None:
             blobs["file_id"].append(file_id)
             blobs["text"].append(text)
         del text
         if direct:
             direct_paths.append(f.path)
+    # One table for every file's row, not an insert per file: a batch may hold thousands of small files.
+    con.register("incoming_meta", pa.table({k: pa.array(v, INCOMING[k]) for k, v in meta.items()}))
+    con.execute("CREATE OR REPLACE TEMP TABLE incoming_files AS SELECT * FROM incoming_meta")
+    con.unregister("incoming_meta")
+    del meta
     incoming_blobs = pa.table({"file_id": pa.array(blobs["file_id"], pa.int64()),
                                "text": pa.array(blobs["text"], pa.large_binary()).view(pa.large_string())})
     del blobs
