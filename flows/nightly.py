@@ -196,8 +196,9 @@ def nightly(
     `night` (YYYY-MM-DD, default: today in UTC) is the night the run counts for in the lessons'
     lifecycle; a lesson not seen for `resolve_after` nights is resolved. With `tenant`, the reports show
     that tenant's lessons only. `workers` batches (0: one per core) are staged at once, sharing this
-    machine's cores and memory limit, unless `remote_workers` says they run elsewhere (a Dask cluster). The run ends with an audit of its
-    rows and reports; reports that fail it are not published, and the run fails.
+    machine's cores and memory limit, unless `remote_workers` says they run elsewhere (a Dask cluster).
+    The run ends with an audit of its rows and reports; reports that fail it are not published, and the
+    run fails.
     """
     log = get_run_logger()
     settings = replace(Settings(), paths=tuple(paths), db=db, out=out, detector_dirs=tuple(detector_dirs),

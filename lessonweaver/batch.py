@@ -152,7 +152,6 @@ def run_batch(files: list[InputFile], settings: Settings, folder: str,
         return result
 
 
-
 def _stage(files: list[InputFile], settings: Settings, folder: str, known_hashes: frozenset[str],
            only_traces: frozenset[str] | None) -> BatchResult:
     os.makedirs(folder, exist_ok=True)

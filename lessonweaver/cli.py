@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from lessonweaver import __version__
-from lessonweaver.config import DEFAULT_DB, DEFAULT_INPUT, DEFAULT_OUT, memory_bytes, parse_night
+from lessonweaver.config import DEFAULT_DB, DEFAULT_INPUT, DEFAULT_OUT, Settings, memory_bytes, parse_night
 
 
 def _prefect_defaults(quiet: bool) -> None:
@@ -75,7 +75,7 @@ def _preflight(args: argparse.Namespace) -> None:
         raise ValueError("--resolve-after must be at least 1")
     if args.workers < 1 or args.batch_mb < 1:
         raise ValueError("--workers and --batch-mb must be at least 1")
-    memory_bytes(os.environ.get("LESSONWEAVER_MEMORY_LIMIT", "1536MB"))
+    memory_bytes(Settings().memory_limit)
     if args.work_dir and not Path(args.work_dir).is_dir():
         raise ValueError(f"work folder does not exist: {args.work_dir}")
     if args.templates and not Path(args.templates).is_dir():
