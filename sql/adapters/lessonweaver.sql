@@ -9,22 +9,24 @@
 -- becomes an error event and its correction a human_correction.
 
 -- Each record is parsed once into a typed struct, events included. Cheap passes over the same
--- text add what the struct cannot say: the JSON type of each required field and of each event (a
--- number and an object both arrive as text), and the keys of the record and of each event, so that fields with no
--- canonical column are kept in extra.
+-- text add what the struct cannot say: the JSON type of each required field (a number and an
+-- object both arrive as text), whether any event is not an object, and whether the record or any
+-- event has fields with no canonical column (kept in extra). Only flags are kept: the few records
+-- they point at are examined again below, and the rest go straight from the struct to `events`.
 CREATE OR REPLACE TEMP TABLE lw_docs AS
 SELECT file_id, file, line, record, d.* EXCLUDE (events), d.events AS evs,
        coalesce(d.schema, '') LIKE 'weaver-spec/failure-case%' AS is_failure_case,
        kinds[1] AS t_trace_id, kinds[2] AS t_source, kinds[3] AS t_task, kinds[4] AS t_outcome, kinds[5] AS t_events,
-       CASE WHEN kinds[5] = 'ARRAY' THEN json_type(doc, '$.events[*]') END AS ev_types,
-       CASE WHEN kinds[5] = 'ARRAY' THEN json_keys(doc, '$.events[*]') END AS ev_keys,
        len(list_filter(json_keys(doc), lambda k: k NOT IN ('trace_id', 'source', 'task', 'outcome', 'metadata', 'events',
                                                       'schema', 'failure_id', 'failure', 'correction'))) > 0
            OR (coalesce(d.schema, '') NOT LIKE 'weaver-spec/failure-case%' AND d.schema IS NOT NULL) AS has_extra,
+       kinds[5] = 'ARRAY' AND list_bool_or(list_transform(json_keys(doc, '$.events[*]'), lambda ks:
+           len(list_filter(ks, lambda k: k NOT IN ('id', 'type', 'content', 'status', 'success', 'metadata',
+                                                 'timestamp', 'parent_id', 'tool_name'))) > 0)) AS events_extra,
        -- A trace whose events may be wrong (not objects, no id or type, an id twice): only these are
        -- examined event by event below.
        kinds[5] = 'ARRAY' AND (
-           len(list_filter(ev_types, lambda t: t <> 'OBJECT')) > 0
+           list_bool_or(list_transform(json_type(doc, '$.events[*]'), lambda t: t <> 'OBJECT'))
            OR len(list_filter(d.events, lambda e: e.id IS NULL OR trim(e.id) = '' OR e.type IS NULL OR trim(e.type) = '')) > 0
            OR len(list_distinct(list_transform(d.events, lambda e: e.id))) < len(d.events)) AS events_suspect
 FROM (SELECT *,
@@ -37,17 +39,12 @@ FROM (SELECT *,
              json_type(doc, ['$.trace_id', '$.source', '$.task', '$.outcome', '$.events']) AS kinds
       FROM records_in);
 
--- One row per event of a well-shaped trace: the struct, its JSON type and whether it has extra fields.
-CREATE OR REPLACE TEMP TABLE lw_events AS
-SELECT file_id, record, seq, coalesce(t_ev, 'NULL') AS t_ev, e,
-       t_ev = 'OBJECT'
-           AND len(list_filter(keys, lambda k: k NOT IN ('id', 'type', 'content', 'status', 'success', 'metadata',
-                                                        'timestamp', 'parent_id', 'tool_name'))) > 0 AS has_extra
-FROM (
-    SELECT file_id, record, generate_subscripts(evs, 1) AS seq, unnest(evs) AS e, unnest(ev_types) AS t_ev,
-           unnest(ev_keys) AS keys
-    FROM lw_docs WHERE NOT is_failure_case AND t_events = 'ARRAY'
-);
+-- Event by event, for the suspect traces only: the struct and the event's JSON type.
+CREATE OR REPLACE TEMP TABLE lw_suspect_events AS
+SELECT file_id, record, generate_subscripts(evs, 1) AS seq, unnest(evs) AS e,
+       coalesce(unnest(json_type(r.doc, '$.events[*]')), 'NULL') AS t_ev
+FROM lw_docs d JOIN records_in r USING (file_id, record)
+WHERE d.events_suspect AND NOT d.is_failure_case;
 
 -- The first thing wrong with each trace record, in the order a person would fix them.
 CREATE OR REPLACE TEMP TABLE lw_problems AS
@@ -81,8 +78,7 @@ event_problems AS (
                      ELSE 'event ' || seq || ': duplicate event id (the same as event ' || first_seq || ')'
                    END, seq) FILTER (WHERE t_ev <> 'OBJECT' OR e.id IS NULL OR trim(e.id) = ''
                                             OR e.type IS NULL OR trim(e.type) = '' OR seq > first_seq) AS problem
-    FROM (SELECT *, min(seq) OVER (PARTITION BY file_id, record, e.id) AS first_seq
-          FROM lw_events SEMI JOIN (SELECT file_id, record FROM lw_docs WHERE events_suspect) USING (file_id, record))
+    FROM (SELECT *, min(seq) OVER (PARTITION BY file_id, record, e.id) AS first_seq FROM lw_suspect_events)
     GROUP BY file_id, record
 )
 SELECT f.file_id, f.record, coalesce(f.problem, ep.problem) AS problem
@@ -117,12 +113,17 @@ WHERE NOT EXISTS (SELECT 1 FROM lw_problems p WHERE p.file_id = d.file_id AND p.
 
 -- Fields with no canonical column, for the few events that have them: taken from the record's text.
 CREATE OR REPLACE TEMP TABLE lw_event_extras AS
-SELECT ev.file_id, ev.record, ev.seq,
-       json_merge_patch(json_extract(r.doc, '$.events[' || (ev.seq - 1) || ']'),
+SELECT file_id, record, seq,
+       json_merge_patch(json_extract(doc, '$.events[' || (seq - 1) || ']'),
                         '{"id":null,"type":null,"content":null,"status":null,"success":null,"metadata":null,
                           "timestamp":null,"parent_id":null,"tool_name":null}') AS extra
-FROM lw_events ev JOIN records_in r USING (file_id, record)
-WHERE ev.has_extra;
+FROM (
+    SELECT r.file_id, r.record, r.doc, generate_subscripts(keys, 1) AS seq, unnest(keys) AS ks
+    FROM (SELECT file_id, record, doc, json_keys(doc, '$.events[*]') AS keys
+          FROM records_in SEMI JOIN (SELECT file_id, record FROM lw_docs WHERE events_extra) USING (file_id, record)) r
+)
+WHERE len(list_filter(ks, lambda k: k NOT IN ('id', 'type', 'content', 'status', 'success', 'metadata',
+                                             'timestamp', 'parent_id', 'tool_name'))) > 0;
 
 INSERT INTO events (trace_id, seq, event_id, type, raw_type, content, status, success, tool_name, ts,
                     parent_id, metadata, extra, file_id, record)
@@ -136,7 +137,9 @@ SELECT t.trace_id, ev.seq, ev.e.id, lw_canonical_type(ev.e.type), ev.e.type, ev.
        ev.e.metadata,
        x.extra,
        ev.file_id, ev.record
-FROM lw_events ev JOIN traces t USING (file_id, record)
+FROM (SELECT file_id, record, generate_subscripts(evs, 1) AS seq, unnest(evs) AS e
+      FROM lw_docs WHERE NOT is_failure_case AND t_events = 'ARRAY') ev
+JOIN traces t USING (file_id, record)
 LEFT JOIN lw_event_extras x USING (file_id, record, seq)
 WHERE t.format = 'lessonweaver';
 
@@ -156,6 +159,6 @@ FROM lw_docs d JOIN traces t USING (file_id, record)
 WHERE d.is_failure_case AND d.correction IS NOT NULL;
 
 DROP TABLE lw_docs;
-DROP TABLE lw_events;
+DROP TABLE lw_suspect_events;
 DROP TABLE lw_event_extras;
 DROP TABLE lw_problems;
