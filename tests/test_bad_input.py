@@ -316,6 +316,25 @@ def _check_big_trace_loads(tmp_path: Path, megabytes: int) -> None:
     assert events["content"].str.len_chars().sum() == sum(len(e["content"]) for e in _big_trace(megabytes)["events"])
 
 
+def test_fields_with_no_column_are_kept_in_extra(tmp_path):
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "extra.jsonl").write_text(jsonl(
+        trace("bi-extra", events=[{"id": "e1", "type": "tool_call", "content": "search", "call_id": "c-7", "attempt": 2},
+                                  {"id": "e2", "type": "assistant_message", "content": "found it"}],
+              agent_version="1.4"),
+        trace("bi-plain", events=[{"id": "e1", "type": "user_message", "content": "hi"}]),
+    ))
+    con = stage([tmp_path / "in"])
+    traces = {r["trace_id"]: r["extra"] for r in rows(con, "SELECT trace_id, extra FROM traces")}
+    assert json.loads(traces["bi-extra"]) == {"agent_version": "1.4"} and traces["bi-plain"] is None
+    events = rows(con, "SELECT trace_id, seq, tool_name, extra FROM events ORDER BY trace_id, seq")
+    assert [(e["trace_id"], e["seq"], e["tool_name"], e["extra"] and json.loads(e["extra"])) for e in events] == [
+        ("bi-extra", 1, "search", {"call_id": "c-7", "attempt": 2}),
+        ("bi-extra", 2, None, None),
+        ("bi-plain", 1, None, None),
+    ]
+
+
 def test_a_15_mb_trace_line_loads(tmp_path):
     _check_big_trace_loads(tmp_path, 15)
 
