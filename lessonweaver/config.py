@@ -19,8 +19,9 @@ class Settings:
     templates: str | None = None  # a folder that overrides the shipped templates
     format: str | None = None  # force one adapter instead of sniffing each file
     threads: int = field(default_factory=lambda: os.cpu_count() or 1)
-    # DuckDB's memory limit for the whole run: batches staged at once share it (batch_memory_limit)
-    memory_limit: str = field(default_factory=lambda: os.environ.get("LESSONWEAVER_MEMORY_LIMIT", "1536MB"))
+    # DuckDB's memory limit for the whole run: batches staged at once share it (batch_memory_limit).
+    # Python and Prefect take about 0.45 GB beside it, so the default keeps a run within 2 GB.
+    memory_limit: str = field(default_factory=lambda: os.environ.get("LESSONWEAVER_MEMORY_LIMIT", "1280MB"))
     # batches staged at once on this machine; each gets a share of the threads and of the memory limit
     workers: int = field(default_factory=lambda: os.cpu_count() or 1)
     shared_machine: bool = True  # False when batches run on remote Dask workers, each with its own memory
