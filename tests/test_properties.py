@@ -36,6 +36,10 @@ SAFE_TAGS = ({}, {"contains_pii": False}, {"contains_secret": "no"}, {"sensitivi
 REQUIRED = ("trace_id", "source", "task", "outcome", "events")
 SUFFIXES = (".jsonl", ".json", ".jsonl.gz")
 
+# Once another module has started the session's Prefect server, its background threads use `random`
+# while Hypothesis draws an example, in any test here; that is not ours to fix.
+pytestmark = pytest.mark.filterwarnings("ignore:Do not use the `random` module inside strategies")
+
 
 @dataclass(frozen=True)
 class Body:
@@ -272,8 +276,6 @@ def database_text(db: Path) -> str:
 
 
 @pytest.mark.slow
-# Prefect's background threads use `random` while Hypothesis draws the next example; that is not ours.
-@pytest.mark.filterwarnings("ignore:Do not use the `random` module inside strategies")
 @FLOW
 @given(collections())
 def test_flow_accounts_for_everything_reruns_change_nothing_and_nothing_hidden_is_stored(prefect_server, collection):
