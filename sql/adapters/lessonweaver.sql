@@ -8,6 +8,11 @@
 -- Also reads the weaver-spec failure-case records that lessonweaver's own examples include: the failure
 -- becomes an error event and its correction a human_correction.
 
+-- Whether an event's keys include any with no canonical column (those are kept in extra).
+CREATE OR REPLACE TEMP MACRO lw_event_extra_keys(ks) AS
+    len(list_filter(ks, lambda k: k NOT IN ('id', 'type', 'content', 'status', 'success', 'metadata',
+                                          'timestamp', 'parent_id', 'tool_name'))) > 0;
+
 -- Each record is parsed once into a typed struct, events included. Cheap passes over the same
 -- text add what the struct cannot say: the JSON type of each required field (a number and an
 -- object both arrive as text), whether any event is not an object, and whether the record or any
@@ -20,9 +25,7 @@ SELECT file_id, file, line, record, d.* EXCLUDE (events), d.events AS evs,
        len(list_filter(json_keys(doc), lambda k: k NOT IN ('trace_id', 'source', 'task', 'outcome', 'metadata', 'events',
                                                       'schema', 'failure_id', 'failure', 'correction'))) > 0
            OR (coalesce(d.schema, '') NOT LIKE 'weaver-spec/failure-case%' AND d.schema IS NOT NULL) AS has_extra,
-       kinds[5] = 'ARRAY' AND list_bool_or(list_transform(json_keys(doc, '$.events[*]'), lambda ks:
-           len(list_filter(ks, lambda k: k NOT IN ('id', 'type', 'content', 'status', 'success', 'metadata',
-                                                 'timestamp', 'parent_id', 'tool_name'))) > 0)) AS events_extra,
+       kinds[5] = 'ARRAY' AND list_bool_or(list_transform(json_keys(doc, '$.events[*]'), lambda ks: lw_event_extra_keys(ks))) AS events_extra,
        -- A trace whose events may be wrong (not objects, no id or type, an id twice): only these are
        -- examined event by event below.
        kinds[5] = 'ARRAY' AND (
@@ -122,8 +125,7 @@ FROM (
     FROM (SELECT file_id, record, doc, json_keys(doc, '$.events[*]') AS keys
           FROM records_in SEMI JOIN (SELECT file_id, record FROM lw_docs WHERE events_extra) USING (file_id, record)) r
 )
-WHERE len(list_filter(ks, lambda k: k NOT IN ('id', 'type', 'content', 'status', 'success', 'metadata',
-                                             'timestamp', 'parent_id', 'tool_name'))) > 0;
+WHERE lw_event_extra_keys(ks);
 
 INSERT INTO events (trace_id, seq, event_id, type, raw_type, content, status, success, tool_name, ts,
                     parent_id, metadata, extra, file_id, record)
@@ -162,3 +164,4 @@ DROP TABLE lw_docs;
 DROP TABLE lw_suspect_events;
 DROP TABLE lw_event_extras;
 DROP TABLE lw_problems;
+DROP MACRO lw_event_extra_keys;
