@@ -29,6 +29,18 @@ CREATE OR REPLACE TABLE detections (
 );
 """
 
+# A lesson is a detector, source, task and normalised evidence; its id is a hash of that key, set as a
+# detection is inserted (with the detector id as the last parameter and its trace as `t`). A tenant's
+# traces make their own lessons, so no lesson shows one tenant's evidence under another's. Traces whose
+# producer set lesson_candidate to false keep their detections but join no lesson; a detection of a
+# trace that is not staged joins none either.
+LESSON_ID = """
+    CASE WHEN t.trace_id IS NULL OR lw_falsy(t.metadata->>'lesson_candidate') THEN NULL
+         ELSE 'L' || substr(md5(concat_ws('|', ?, coalesce(t.source, ''), coalesce(t.task, ''),
+                                          lw_normalise(CAST(o.evidence AS VARCHAR)))
+                                || coalesce('|' || t.tenant, '')), 1, 12)
+    END"""
+
 
 @dataclass(frozen=True)
 class Detector:
@@ -76,7 +88,7 @@ def run_detector(con: duckdb.DuckDBPyConnection, d: Detector) -> int:
     template = d.lesson or "{evidence}"
     con.execute(
         f"""
-        INSERT INTO detections (detector, trace_id, event_id, seq, severity, evidence, problem, lesson)
+        INSERT INTO detections (detector, trace_id, event_id, seq, severity, evidence, problem, lesson, lesson_id)
         SELECT ?, CAST(o.trace_id AS VARCHAR), {pick['event_id']}, {pick['seq']},
                coalesce(lower({pick['severity']}), ?),
                CAST(o.evidence AS VARCHAR),
@@ -84,10 +96,11 @@ def run_detector(con: duckdb.DuckDBPyConnection, d: Detector) -> int:
                coalesce({pick['lesson']},
                         replace(replace(replace(?, '{{evidence}}', coalesce(CAST(o.evidence AS VARCHAR), '')),
                                         '{{task}}', coalesce(t.task, '')),
-                                '{{source}}', coalesce(t.source, '')))
+                                '{{source}}', coalesce(t.source, ''))),
+               {LESSON_ID}
         FROM detector_out o LEFT JOIN traces t ON t.trace_id = CAST(o.trace_id AS VARCHAR)
         """,
-        [d.id, d.severity, template],
+        [d.id, d.severity, template, d.id],
     )
     n = con.execute("SELECT count(*) FROM detector_out").fetchone()[0]
     con.execute("DROP TABLE detector_out")
@@ -105,24 +118,4 @@ def detect(con: duckdb.DuckDBPyConnection, detectors: list[Detector]) -> dict[st
             errors[d.id] = str(exc)
         except duckdb.Error as exc:
             errors[d.id] = f"{d.sql.path}: {safe_error(exc)}"
-    assign_lesson_ids(con)
     return errors
-
-
-def assign_lesson_ids(con: duckdb.DuckDBPyConnection) -> None:
-    """A lesson is a detector, source, task and normalised evidence; its id is a hash of that key.
-
-    A tenant's traces make their own lessons, so no lesson shows one tenant's evidence under another's.
-    Traces whose producer set lesson_candidate to false keep their detections but join no lesson.
-    """
-    con.execute(
-        """
-        UPDATE detections SET lesson_id = CASE
-            WHEN lw_falsy(t.metadata->>'lesson_candidate') THEN NULL
-            ELSE 'L' || substr(md5(concat_ws('|', detections.detector, coalesce(t.source, ''),
-                                             coalesce(t.task, ''), lw_normalise(detections.evidence))
-                                   || coalesce('|' || t.tenant, '')), 1, 12)
-        END
-        FROM traces t WHERE t.trace_id = detections.trace_id
-        """
-    )
