@@ -1,12 +1,18 @@
 -- Helpers shared by adapters, detectors and ad-hoc queries. Created in every staging database and in
 -- the lessonweaver database itself, so a detector runs the same in both places.
 
--- Loose truth: producers write booleans as true, "true", "yes", 1 or "1".
+-- Loose truth: producers write booleans as true, "true", "yes", 1 or "1". lw_bool says true, false
+-- or NULL (no value, or a word that is neither) with one lookup: it runs on every event.
+CREATE OR REPLACE MACRO lw_bool(v) AS
+    MAP {'true': true, 'yes': true, 'y': true, '1': true, 'on': true,
+         'false': false, 'no': false, 'n': false, '0': false, 'off': false}[lower(trim(CAST(v AS VARCHAR), ' "'))];
+
+-- Is v one of the true words (one of the false words)? NULL when v is NULL, false for any other word.
 CREATE OR REPLACE MACRO lw_truthy(v) AS
-    lower(trim(CAST(v AS VARCHAR), ' "')) IN ('true', 'yes', 'y', '1', 'on');
+    coalesce(lw_bool(v), CASE WHEN v IS NOT NULL THEN false END);
 
 CREATE OR REPLACE MACRO lw_falsy(v) AS
-    lower(trim(CAST(v AS VARCHAR), ' "')) IN ('false', 'no', 'n', '0', 'off');
+    NOT coalesce(lw_bool(v), CASE WHEN v IS NOT NULL THEN true END);
 
 -- Did this step fail? By its status word or its success flag.
 CREATE OR REPLACE MACRO lw_failed(status, success) AS
@@ -28,8 +34,11 @@ CREATE OR REPLACE MACRO lw_tool_from_content(content) AS
     nullif(regexp_extract(content, '^\s*([A-Za-z_][A-Za-z0-9_.:/-]{0,127})\s*(\(.*)?$', 1), '');
 
 -- Map an event type as written onto the canonical types of the lessonweaver spec; 'unknown' otherwise.
+-- A type already written canonically (most are) skips the folding of case, spaces and dashes.
 CREATE OR REPLACE MACRO lw_canonical_type(raw) AS
-    CASE replace(replace(lower(trim(raw)), '-', '_'), ' ', '_')
+    CASE WHEN raw IN ('user_message', 'assistant_message', 'model_call', 'tool_call', 'tool_result', 'error',
+                      'retry', 'human_correction', 'evaluation_result', 'final_answer', 'workflow_step') THEN raw
+    ELSE CASE replace(replace(lower(trim(raw)), '-', '_'), ' ', '_')
         WHEN 'user_message' THEN 'user_message' WHEN 'user' THEN 'user_message' WHEN 'human_message' THEN 'user_message'
         WHEN 'assistant_message' THEN 'assistant_message' WHEN 'assistant' THEN 'assistant_message'
         WHEN 'ai_message' THEN 'assistant_message' WHEN 'agent_message' THEN 'assistant_message'
@@ -45,7 +54,7 @@ CREATE OR REPLACE MACRO lw_canonical_type(raw) AS
         WHEN 'final_answer' THEN 'final_answer' WHEN 'final' THEN 'final_answer'
         WHEN 'workflow_step' THEN 'workflow_step' WHEN 'step' THEN 'workflow_step'
         ELSE 'unknown'
-    END;
+    END END;
 
 -- Fold what varies between occurrences of the same problem (case, punctuation, numbers, ids) so they group.
 CREATE OR REPLACE MACRO lw_normalise(txt) AS

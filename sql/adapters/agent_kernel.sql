@@ -75,8 +75,8 @@ SELECT t.trace_id,
        row_number() OVER (PARTITION BY ac.file_id, ac.record ORDER BY try_cast(ac.a.timestamp AS TIMESTAMP) NULLS LAST, ac.pos),
        ac.a.id, lw_canonical_type(ac.a.type), ac.a.type, ac.a.output, ac.a.status,
        -- an explicit success flag wins over the status word
-       CASE WHEN lw_truthy(ac.a.success) THEN true WHEN lw_falsy(ac.a.success) THEN false
-            WHEN lw_failed(ac.a.status, NULL) THEN false WHEN lw_succeeded(ac.a.status, NULL) THEN true END,
+       coalesce(lw_bool(ac.a.success), CASE WHEN lw_failed(ac.a.status, NULL) THEN false
+                                            WHEN lw_succeeded(ac.a.status, NULL) THEN true END),
        coalesce(ac.a.tool, ac.a.tool_name),
        try_cast(ac.a.timestamp AS TIMESTAMP), ac.a.parent_id, ac.a.metadata,
        nullif(json_merge_patch(ac.action, '{"id":null,"type":null,"status":null,"success":null,"output":null,"tool":null,

@@ -130,7 +130,7 @@ WHERE lw_event_extra_keys(ks);
 INSERT INTO events (trace_id, seq, event_id, type, raw_type, content, status, success, tool_name, ts,
                     parent_id, metadata, extra, file_id, record)
 SELECT t.trace_id, ev.seq, ev.e.id, lw_canonical_type(ev.e.type), ev.e.type, ev.e.content, ev.e.status,
-       CASE WHEN lw_truthy(ev.e.success) THEN true WHEN lw_falsy(ev.e.success) THEN false END,
+       lw_bool(ev.e.success),
        coalesce(ev.e.tool_name, ev.e.metadata->>'tool', ev.e.metadata->>'tool_name',
                 CASE WHEN lw_canonical_type(ev.e.type) IN ('tool_call', 'tool_result')
                      THEN lw_tool_from_content(ev.e.content) END),

@@ -105,8 +105,7 @@ CREATE OR REPLACE TEMP TABLE stream_typed AS
 SELECT r.*,
        -- an error action is a failure even when its (redacted) data says nothing more
        CASE WHEN route.action = 'error' THEN coalesce(status_written, 'failed') ELSE status_written END AS status,
-       CASE WHEN lw_truthy(success_written) THEN true WHEN lw_falsy(success_written) THEN false
-            WHEN route.action = 'error' THEN false END AS success,
+       coalesce(lw_bool(success_written), CASE WHEN route.action = 'error' THEN false END) AS success,
        route.scope = 'task' AND route.action = 'end' AND route.category IN ('general', 'dag', 'react') AS is_run_end,
        CASE
          WHEN route.category IN ('tool', 'delegation') THEN
