@@ -254,10 +254,12 @@ def read_files(con: duckdb.DuckDBPyConnection, files: Iterable[InputFile], known
         SELECT file_id, text, json_type(text) AS kind FROM file_text WHERE layout = 'document';
 
         -- A trailing \\r (CRLF files) is JSON whitespace and needs no trimming. Blank lines are no records.
-        CREATE OR REPLACE TEMP TABLE raw_records AS
-        SELECT file_id, line, record, text, kind FROM (
+        -- One parse per record says both whether it is JSON and what kind: json_type raises on invalid
+        -- JSON, and try() turns that into NULL. Records that are not objects are rejected, then deleted.
+        CREATE OR REPLACE TABLE records AS
+        SELECT file_id, line, record, text AS doc, kind FROM (
             SELECT file_id, line, record, text,
-                   CASE WHEN json_valid(text) THEN json_type(text) ELSE 'INVALID' END AS kind
+                   coalesce(try(json_type(text)), 'INVALID') AS kind
             FROM (
             SELECT file_id, line, line AS record, text
             FROM (
@@ -283,10 +285,6 @@ def read_files(con: duckdb.DuckDBPyConnection, files: Iterable[InputFile], known
     del incoming_blobs
     con.execute(
         """
-        CREATE OR REPLACE TABLE records AS
-        SELECT file_id, line, record, text AS doc  -- valid JSON text, checked above: no second parse
-        FROM raw_records WHERE kind = 'OBJECT';
-
         CREATE OR REPLACE TABLE rejects (file_id BIGINT, line BIGINT, record BIGINT, reason VARCHAR);
 
         INSERT INTO rejects
@@ -294,16 +292,16 @@ def read_files(con: duckdb.DuckDBPyConnection, files: Iterable[InputFile], known
                'not a JSON object (got ' || CASE kind
                    WHEN 'ARRAY' THEN 'an array' WHEN 'VARCHAR' THEN 'a string' WHEN 'BOOLEAN' THEN 'a boolean'
                    WHEN 'NULL' THEN 'null' ELSE 'a number' END || ')'
-        FROM raw_records WHERE kind NOT IN ('OBJECT', 'INVALID');
+        FROM records WHERE kind NOT IN ('OBJECT', 'INVALID');
         """
     )
     for file_id, line, reason in bad_bytes:
         con.execute("INSERT INTO rejects VALUES (?, ?, ?, ?)", [file_id, line, line, reason])
     invalid = con.execute(
         f"""
-        SELECT file_id, line, record, text,
+        SELECT file_id, line, record, doc,
                row_number() OVER (PARTITION BY file_id ORDER BY record) AS nth
-        FROM raw_records WHERE kind = 'INVALID'
+        FROM records WHERE kind = 'INVALID'
         QUALIFY nth <= {_ENRICH_LIMIT}
         """
     ).fetchall()
@@ -317,9 +315,11 @@ def read_files(con: duckdb.DuckDBPyConnection, files: Iterable[InputFile], known
         INSERT INTO rejects
         SELECT file_id, line, record, 'invalid JSON' FROM (
             SELECT file_id, line, record, row_number() OVER (PARTITION BY file_id ORDER BY record) AS nth
-            FROM raw_records WHERE kind = 'INVALID'
+            FROM records WHERE kind = 'INVALID'
         ) WHERE nth > {_ENRICH_LIMIT};
-        DROP TABLE raw_records;
+        -- What is left is valid JSON text, checked above: no second parse downstream.
+        DELETE FROM records WHERE kind <> 'OBJECT';
+        ALTER TABLE records DROP COLUMN kind;
         """
     )
     con.execute(
