@@ -268,6 +268,20 @@ def test_fields_of_the_wrong_type(tmp_path):
     assert result.accounts == {"more-types.jsonl": (7, 0, 0, 7)}
 
 
+
+def test_an_event_id_or_type_of_unicode_spaces_is_empty(tmp_path):
+    # The adapter only looks closely at events whose id or type could trim to nothing; these must all be looked at.
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "blank.jsonl").write_text(jsonl(
+        trace("bi-nbsp-id", events=[{"id": "\u00a0", "type": "user_message"}]),
+        trace("bi-ideo-type", events=[{"id": "e1", "type": "user_message"}, {"id": "e2", "type": "\u3000 "}]),
+        trace("bi-spaced-ok", events=[{"id": " e1", "type": "\u00a0user_message"}, {"id": "é2", "type": "final"}]),
+    ))
+    result = examine([tmp_path / "in"], tmp_path / "batch")
+    assert result.traces == ["bi-spaced-ok"]
+    assert result.rejects == {"blank.jsonl": [(1, "event 1: missing required field 'id'"),
+                                              (2, "event 2: missing required field 'type'")]}
+
 def test_a_null_event_is_not_an_object(tmp_path):
     (tmp_path / "in").mkdir()
     (tmp_path / "in" / "null-event.jsonl").write_text(jsonl(
@@ -346,9 +360,9 @@ def test_a_trace_line_bigger_than_duckdbs_json_object_limit_loads(tmp_path):
 
 def test_a_batch_out_of_its_memory_share_is_staged_again_with_the_whole_limit(tmp_path):
     (tmp_path / "in").mkdir()
-    (tmp_path / "in" / "big.jsonl").write_text(json.dumps(_big_trace(20)) + "\n" + jsonl(trace("bi-small-1")))
+    (tmp_path / "in" / "big.jsonl").write_text(json.dumps(_big_trace(40)) + "\n" + jsonl(trace("bi-small-1")))
     files = discover([str(tmp_path / "in")])
-    # Two workers share 1 GB: 476 MiB each is too little for a 20 MB trace, the whole 1 GB is enough.
+    # Two workers share 1 GB: 476 MiB each is too little for a 40 MB trace (25 MB fits), the whole 1 GB is enough.
     result = run_batch(files, Settings(memory_limit="1GB", workers=2), str(tmp_path / "batch"))
     assert result.alone
     accounts = pl.read_parquet(tmp_path / "batch" / "files.parquet")

@@ -8,30 +8,34 @@
 -- Also reads the weaver-spec failure-case records that lessonweaver's own examples include: the failure
 -- becomes an error event and its correction a human_correction.
 
--- Whether an event's keys include any with no canonical column (those are kept in extra).
-CREATE OR REPLACE TEMP MACRO lw_event_extra_keys(ks) AS
-    len(list_filter(ks, lambda k: k NOT IN ('id', 'type', 'content', 'status', 'success', 'metadata',
-                                          'timestamp', 'parent_id', 'tool_name'))) > 0;
+-- The keys of a record and of an event that have a canonical column; any other key is kept in extra.
+CREATE OR REPLACE TEMP MACRO lw_record_keys() AS
+    ['trace_id', 'source', 'task', 'outcome', 'metadata', 'events', 'schema', 'failure_id', 'failure', 'correction'];
+CREATE OR REPLACE TEMP MACRO lw_event_keys() AS
+    ['id', 'type', 'content', 'status', 'success', 'metadata', 'timestamp', 'parent_id', 'tool_name'];
+
+-- Could trim() make this id or type empty? True for every string it empties (those start with a space,
+-- a control character or a Unicode space) and for few others: a cheap comparison instead of a trim per event.
+CREATE OR REPLACE TEMP MACRO lw_maybe_blank(x) AS x IS NULL OR x < '!' OR x >= chr(160);
 
 -- Each record is parsed once into a typed struct, events included. Cheap passes over the same
 -- text add what the struct cannot say: the JSON type of each required field (a number and an
--- object both arrive as text), whether any event is not an object, and whether the record or any
--- event has fields with no canonical column (kept in extra). Only flags are kept: the few records
+-- object both arrive as text), and whether the record or any event has fields with no canonical
+-- column (kept in extra). Only flags are kept: the few records
 -- they point at are examined again below, and the rest go straight from the struct to `events`.
 CREATE OR REPLACE TEMP TABLE lw_docs AS
 SELECT file_id, file, line, record, d.* EXCLUDE (events), d.events AS evs,
        coalesce(d.schema, '') LIKE 'weaver-spec/failure-case%' AS is_failure_case,
        kinds[1] AS t_trace_id, kinds[2] AS t_source, kinds[3] AS t_task, kinds[4] AS t_outcome, kinds[5] AS t_events,
-       len(list_filter(json_keys(doc), lambda k: k NOT IN ('trace_id', 'source', 'task', 'outcome', 'metadata', 'events',
-                                                      'schema', 'failure_id', 'failure', 'correction'))) > 0
+       NOT list_has_all(lw_record_keys(), json_keys(doc))
            OR (coalesce(d.schema, '') NOT LIKE 'weaver-spec/failure-case%' AND d.schema IS NOT NULL) AS has_extra,
-       kinds[5] = 'ARRAY' AND list_bool_or(list_transform(json_keys(doc, '$.events[*]'), lambda ks: lw_event_extra_keys(ks))) AS events_extra,
+       kinds[5] = 'ARRAY' AND NOT list_has_all(lw_event_keys(), flatten(json_keys(doc, '$.events[*]'))) AS events_extra,
        -- A trace whose events may be wrong (not objects, no id or type, an id twice): only these are
-       -- examined event by event below.
+       -- examined event by event below. An event that is not an object parses to NULL fields, so a
+       -- missing id (which list_unique does not count) or type flags it too.
        kinds[5] = 'ARRAY' AND (
-           list_bool_or(list_transform(json_type(doc, '$.events[*]'), lambda t: t <> 'OBJECT'))
-           OR len(list_filter(d.events, lambda e: e.id IS NULL OR trim(e.id) = '' OR e.type IS NULL OR trim(e.type) = '')) > 0
-           OR len(list_distinct(list_transform(d.events, lambda e: e.id))) < len(d.events)) AS events_suspect
+           list_bool_or(list_transform(d.events, lambda e: lw_maybe_blank(e.id) OR lw_maybe_blank(e.type)))
+           OR list_unique(list_transform(d.events, lambda e: e.id)) < len(d.events)) AS events_suspect
 FROM (SELECT *,
              from_json(doc, '{"trace_id": "VARCHAR", "source": "VARCHAR", "task": "VARCHAR", "outcome": "VARCHAR",
                               "metadata": "JSON", "schema": "VARCHAR", "failure_id": "VARCHAR",
@@ -125,7 +129,7 @@ FROM (
     FROM (SELECT file_id, record, doc, json_keys(doc, '$.events[*]') AS keys
           FROM records_in SEMI JOIN (SELECT file_id, record FROM lw_docs WHERE events_extra) USING (file_id, record)) r
 )
-WHERE lw_event_extra_keys(ks);
+WHERE NOT list_has_all(lw_event_keys(), ks);
 
 INSERT INTO events (trace_id, seq, event_id, type, raw_type, content, status, success, tool_name, ts,
                     parent_id, metadata, extra, file_id, record)
@@ -164,4 +168,6 @@ DROP TABLE lw_docs;
 DROP TABLE lw_suspect_events;
 DROP TABLE lw_event_extras;
 DROP TABLE lw_problems;
-DROP MACRO lw_event_extra_keys;
+DROP MACRO lw_record_keys;
+DROP MACRO lw_event_keys;
+DROP MACRO lw_maybe_blank;
