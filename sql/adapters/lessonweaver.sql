@@ -14,15 +14,16 @@ CREATE OR REPLACE TEMP MACRO lw_record_keys() AS
 CREATE OR REPLACE TEMP MACRO lw_event_keys() AS
     ['id', 'type', 'content', 'status', 'success', 'metadata', 'timestamp', 'parent_id', 'tool_name'];
 
--- Could trim() make this id or type empty? True for every string it empties (those start with a space,
--- a control character or a Unicode space) and for few others: a cheap comparison instead of a trim per event.
+-- Could trim() make this id or type empty? trim() strips the 17 Unicode space characters (U+0020, U+00A0
+-- and above), so every string it empties starts with one of them: true for all of those, and for the few
+-- others that start with a control character or any non-ASCII one. Two comparisons instead of a trim per event.
 CREATE OR REPLACE TEMP MACRO lw_maybe_blank(x) AS x IS NULL OR x < '!' OR x >= chr(160);
 
 -- Each record is parsed once into a typed struct, events included. Cheap passes over the same
 -- text add what the struct cannot say: the JSON type of each required field (a number and an
 -- object both arrive as text), and whether the record or any event has fields with no canonical
--- column (kept in extra). Only flags are kept: the few records
--- they point at are examined again below, and the rest go straight from the struct to `events`.
+-- column (kept in extra). Only flags are kept: the few records they point at are examined again
+-- below, and the rest go straight from the struct to `events`.
 CREATE OR REPLACE TEMP TABLE lw_docs AS
 SELECT file_id, file, line, record, d.* EXCLUDE (events), d.events AS evs,
        coalesce(d.schema, '') LIKE 'weaver-spec/failure-case%' AS is_failure_case,
