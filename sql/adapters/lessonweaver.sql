@@ -122,9 +122,10 @@ WHERE NOT EXISTS (SELECT 1 FROM lw_problems p WHERE p.file_id = d.file_id AND p.
 -- Fields with no canonical column, for the few events that have them: taken from the record's text.
 CREATE OR REPLACE TEMP TABLE lw_event_extras AS
 SELECT file_id, record, seq,
+       -- the event without its known keys: a patch that sets each of them to null removes it
        json_merge_patch(json_extract(doc, '$.events[' || (seq - 1) || ']'),
-                        '{"id":null,"type":null,"content":null,"status":null,"success":null,"metadata":null,
-                          "timestamp":null,"parent_id":null,"tool_name":null}') AS extra
+                        to_json(map_from_entries(list_transform(lw_event_keys(), lambda k: {'k': k, 'v': NULL::JSON}))))
+           AS extra
 FROM (
     SELECT r.file_id, r.record, r.doc, generate_subscripts(keys, 1) AS seq, unnest(keys) AS ks
     FROM (SELECT file_id, record, doc, json_keys(doc, '$.events[*]') AS keys
