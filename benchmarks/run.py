@@ -18,6 +18,7 @@ scan, adapt, screen, detect, write; load, weave). --run-args passes options to `
 """
 
 import argparse
+import datetime as dt
 import gzip
 import json
 import os
@@ -225,18 +226,21 @@ def lessonweaver_counts(db: Path) -> tuple[list[str], dict[str, int]]:
 
 def breakdown(files: list[discover.InputFile], workdir: Path) -> dict[str, float]:
     """The flow's work done in this process, one batch after another, timed step by step. Mirrors
-    lessonweaver.batch.run_batch and the load task; the flow runs batches in parallel, so its stage
-    seconds can be lower than these sums."""
-    from lessonweaver import adapters, detectors, lessons, privacy, read, store
-    from lessonweaver.batch import OUTPUTS, _account, connect_staging
+    lessonweaver.batch.run_batch (large files cut into parts as the flow cuts them), the load task and
+    the render task's database audit; the flow runs batches in parallel, so its stage seconds can be
+    lower than these sums."""
+    from lessonweaver import adapters, audit, detectors, lessons, privacy, read, store
+    from lessonweaver.batch import _account, connect_staging, write_outputs
     from lessonweaver.config import Settings
 
     settings = Settings()
-    steps = dict.fromkeys(("read", "scan", "adapt", "screen", "detect", "write", "load", "weave"), 0.0)
+    steps = dict.fromkeys(("read", "scan", "adapt", "screen", "detect", "write", "load", "weave", "audit"), 0.0)
     db = store.connect(str(workdir / "breakdown.duckdb"), threads=settings.threads, memory_limit=settings.memory_limit)
     salt = store.tenant_salt(db)
     folders = []
-    for n, batch in enumerate(discover.batches(files, settings.batch_bytes)):
+    known = adapters.load_adapters()
+    parts = discover.split_large(files, settings.batch_bytes, lambda f: adapters.one_trace_per_line(f.path, known))
+    for n, batch in enumerate(discover.batches(parts, settings.batch_bytes)):
         folder = workdir / f"batch-{n:05d}"
         folder.mkdir(parents=True)
         con = connect_staging(settings)
@@ -252,12 +256,7 @@ def breakdown(files: list[discover.InputFile], workdir: Path) -> dict[str, float
             steps[step] += time.perf_counter() - started
         started = time.perf_counter()
         _account(con)
-        con.execute("""CREATE OR REPLACE TABLE trace_hashes AS
-                       SELECT rt.trace_id, md5(array_to_string(list_sort(list_distinct(list(md5(json(r.doc))))), ',')) AS content_hash
-                       FROM record_traces rt JOIN records r USING (file_id, record)
-                       WHERE rt.trace_id IN (SELECT trace_id FROM traces) GROUP BY rt.trace_id""")
-        for name, query in OUTPUTS.items():
-            con.execute(f"COPY ({query}) TO '{(folder / f'{name}.parquet').as_posix()}' (FORMAT parquet)")
+        write_outputs(con, str(folder))
         steps["write"] += time.perf_counter() - started
         con.close()
         folders.append(str(folder))
@@ -267,8 +266,11 @@ def breakdown(files: list[discover.InputFile], workdir: Path) -> dict[str, float
     store.load(db, folders, "breakdown")
     steps["load"] = time.perf_counter() - started
     started = time.perf_counter()
-    lessons.weave(db)
+    lessons.weave(db, "breakdown", dt.date.today())
     steps["weave"] = time.perf_counter() - started
+    started = time.perf_counter()
+    audit.audit_database(db, "breakdown")
+    steps["audit"] = time.perf_counter() - started
     db.close()
     return steps
 

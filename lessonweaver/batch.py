@@ -99,6 +99,24 @@ def _account(con: duckdb.DuckDBPyConnection) -> None:
     )
 
 
+def write_outputs(con: duckdb.DuckDBPyConnection, folder: str) -> None:
+    """Write the batch's outputs (OUTPUTS) as Parquet into `folder`, each trace with its content hash."""
+    # A trace's content, as it will be stored: the same trace delivered again hashes the same.
+    con.execute(
+        """
+        CREATE OR REPLACE TABLE trace_hashes AS
+        SELECT rt.trace_id,
+               md5(array_to_string(list_sort(list_distinct(list(md5(json(r.doc))))), ',')) AS content_hash
+        FROM record_traces rt JOIN records r USING (file_id, record)
+        WHERE rt.trace_id IN (SELECT trace_id FROM traces)
+        GROUP BY rt.trace_id
+        """
+    )
+    for name, query in OUTPUTS.items():
+        target = (Path(folder) / f"{name}.parquet").as_posix().replace("'", "''")
+        con.execute(f"COPY ({query}) TO '{target}' (FORMAT parquet)")
+
+
 def _keep_only(con: duckdb.DuckDBPyConnection, trace_ids: frozenset[str]) -> None:
     con.execute("CREATE OR REPLACE TEMP TABLE keep AS SELECT unnest(?::VARCHAR[]) AS trace_id", [sorted(trace_ids)])
     for table in ("traces", "events", "detections", "quarantine", "record_traces"):
@@ -165,20 +183,7 @@ def _stage(files: list[InputFile], settings: Settings, folder: str, known_hashes
         _account(con)
         if only_traces is not None:
             _keep_only(con, only_traces)
-        # A trace's content, as it will be stored: the same trace delivered again hashes the same.
-        con.execute(
-            """
-            CREATE OR REPLACE TABLE trace_hashes AS
-            SELECT rt.trace_id,
-                   md5(array_to_string(list_sort(list_distinct(list(md5(json(r.doc))))), ',')) AS content_hash
-            FROM record_traces rt JOIN records r USING (file_id, record)
-            WHERE rt.trace_id IN (SELECT trace_id FROM traces)
-            GROUP BY rt.trace_id
-            """
-        )
-        for name, query in OUTPUTS.items():
-            target = (Path(folder) / f"{name}.parquet").as_posix().replace("'", "''")
-            con.execute(f"COPY ({query}) TO '{target}' (FORMAT parquet)")
+        write_outputs(con, folder)
     except duckdb.Error as exc:
         # The database's message may quote raw record text; never let it reach a log line.
         names = ", ".join(f.path for f in files[:3]) + (" …" if len(files) > 3 else "")
