@@ -14,7 +14,7 @@ invocation, each --repeat times, reporting medians:
 Progress goes to stderr, the report to stdout. --sizes measures the full run and the bare scan at several
 corpus sizes made of files of the same size (--traces-per-file), to show whether memory stays flat as the
 input grows. --breakdown adds one in-process pass that splits the flow's stages into their steps (read,
-scan, adapt, screen, detect, write; load, weave). --run-args passes options to `lessonweaver run`.
+scan, adapt, screen, detect, write; load, weave, audit). --run-args passes options to `lessonweaver run`.
 """
 
 import argparse
