@@ -198,15 +198,29 @@ def _load(con: duckdb.DuckDBPyConnection, folders: list[str], run_id: str, count
         """
     )
     con.execute(f"CREATE OR REPLACE TEMP TABLE batch_quarantine AS SELECT * FROM {q['quarantine']}")
+    # A fate for each staged trace that is not simply new: delivered twice (in this run or before), or
+    # held back by a quarantine. Usually none; only those traces are ranked, so the load's memory does not
+    # grow with the number of traces (a window over all of them outgrew the memory limit at 6M).
     con.execute(
         f"""
-        CREATE OR REPLACE TEMP TABLE staged AS
-        SELECT t.*, row_number() OVER (PARTITION BY trace_id ORDER BY batch, file, line) AS nth,
-               first_value(content_hash) OVER (PARTITION BY trace_id ORDER BY batch, file, line) AS first_hash,
-               first_value(file) OVER (PARTITION BY trace_id ORDER BY batch, file, line) AS first_file
-        FROM {q['traces']} t;
+        CREATE OR REPLACE TEMP TABLE held AS
+        SELECT trace_id, any_value(reason) AS reason FROM (
+            SELECT trace_id, reason FROM quarantine UNION ALL SELECT trace_id, reason FROM batch_quarantine)
+        GROUP BY trace_id;
 
         CREATE OR REPLACE TEMP TABLE fates AS
+        WITH s AS (SELECT trace_id, batch, file, line, content_hash FROM {q['traces']}),
+        involved AS (
+            SELECT trace_id FROM s GROUP BY trace_id HAVING count(*) > 1
+            UNION SELECT trace_id FROM traces SEMI JOIN s USING (trace_id)
+            UNION SELECT trace_id FROM held SEMI JOIN s USING (trace_id)
+        ),
+        ranked AS (
+            SELECT s.*, row_number() OVER w AS nth, first_value(content_hash) OVER w AS first_hash,
+                   first_value(file) OVER w AS first_file
+            FROM s SEMI JOIN involved USING (trace_id)
+            WINDOW w AS (PARTITION BY trace_id ORDER BY batch, file, line)
+        )
         SELECT s.trace_id, s.batch,
                CASE
                  WHEN hq.trace_id IS NOT NULL THEN 'held_back'
@@ -218,16 +232,18 @@ def _load(con: duckdb.DuckDBPyConnection, folders: list[str], run_id: str, count
                END AS fate,
                coalesce(x.file, s.first_file) AS other_file,
                hq.reason AS held_reason
-        FROM staged s
+        FROM ranked s
         LEFT JOIN traces x USING (trace_id)
-        LEFT JOIN (SELECT trace_id, any_value(reason) AS reason FROM (
-                       SELECT trace_id, reason FROM quarantine UNION ALL SELECT trace_id, reason FROM batch_quarantine)
-                   GROUP BY trace_id) hq USING (trace_id);
+        LEFT JOIN held hq USING (trace_id);
 
         CREATE OR REPLACE TEMP TABLE fate_records AS
         SELECT r.*, f.fate, f.other_file, f.held_reason
         FROM {q['trace_records']} r JOIN fates f USING (trace_id, batch)
         WHERE f.fate IN ('conflict', 'held_back');
+
+        -- A batch keeps one copy of a trace (adapters settle duplicates within it), so (trace_id, batch)
+        -- names one staged trace.
+        CREATE OR REPLACE TEMP TABLE not_new AS SELECT trace_id, batch FROM fates WHERE fate <> 'new';
         """
     )
     con.execute(
@@ -250,18 +266,17 @@ def _load(con: duckdb.DuckDBPyConnection, folders: list[str], run_id: str, count
         [run_id],
     )
     con.execute(
-        """
+        f"""
         INSERT INTO traces
         SELECT trace_id, format, source, task, outcome, tenant, file, line, started_at, ended_at,
                metadata, extra, content_hash, ?, now()::TIMESTAMP
-        FROM staged JOIN fates USING (trace_id, batch) WHERE fate = 'new'
+        FROM {q['traces']} ANTI JOIN not_new USING (trace_id, batch)
         """,
         [run_id],
     )
     # Every staged event and detection belongs to a staged trace (adapters insert events by joining
     # traces), so leaving out the few traces that are not new keeps exactly the new ones, without
-    # joining every row with the fates of all traces.
-    con.execute("CREATE OR REPLACE TEMP TABLE not_new AS SELECT trace_id, batch FROM fates WHERE fate <> 'new'")
+    # joining every row with a fate.
     con.execute(
         f"""
         INSERT INTO events
@@ -329,8 +344,8 @@ def _load(con: duckdb.DuckDBPyConnection, folders: list[str], run_id: str, count
     (counts.files_read, counts.files_skipped, counts.records, counts.records_loaded,
      counts.records_quarantined, counts.records_rejected, counts.records_unaccounted) = row
     (counts.traces_loaded, counts.traces_duplicate, counts.traces_conflicting) = con.execute(
-        "SELECT count(*) FILTER (WHERE fate = 'new'), count(*) FILTER (WHERE fate = 'duplicate'), "
-        "count(*) FILTER (WHERE fate = 'conflict') FROM fates").fetchone()
+        "SELECT (SELECT count(*) FROM traces WHERE run_id = ?), count(*) FILTER (WHERE fate = 'duplicate'), "
+        "count(*) FILTER (WHERE fate = 'conflict') FROM fates", [run_id]).fetchone()
     counts.traces_quarantined = con.execute(
         "SELECT count(DISTINCT trace_id) FROM quarantine WHERE run_id = ?", [run_id]).fetchone()[0]
     counts.events_loaded, counts.unknown_event_types = con.execute(
@@ -339,6 +354,6 @@ def _load(con: duckdb.DuckDBPyConnection, folders: list[str], run_id: str, count
     counts.detections = con.execute("SELECT count(*) FROM detections WHERE run_id = ?", [run_id]).fetchone()[0]
     counts.file_notes = con.execute(
         "SELECT path, note FROM file_accounts WHERE note IS NOT NULL ORDER BY path").fetchall()
-    con.execute("DROP TABLE staged; DROP TABLE fates; DROP TABLE fate_records; DROP TABLE file_accounts; "
+    con.execute("DROP TABLE held; DROP TABLE fates; DROP TABLE fate_records; DROP TABLE file_accounts; "
                 "DROP TABLE batch_files; DROP TABLE batch_quarantine; DROP TABLE changed_files; DROP TABLE replaced; "
                 "DROP TABLE not_new")
