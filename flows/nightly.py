@@ -222,7 +222,7 @@ def _merge_split_traces(settings: Settings, file_batches: list[list[discover.Inp
     """Stage again, together, the files of traces whose records were split between batches (event-per-line
     formats gather a trace across files); returns the merge batch's folder, or None when nothing was split."""
     gathering = [a.format for a in adapters.load_adapters() if a.gathers]
-    ids, paths = split_traces(folders, gathering)
+    ids, paths = split_traces(folders, gathering, settings.memory_limit)
     if not ids:
         return None
     log.info("%d trace(s) were split between batches: staging their %d file(s) again together", len(ids), len(paths))

@@ -124,22 +124,32 @@ def _keep_only(con: duckdb.DuckDBPyConnection, trace_ids: frozenset[str]) -> Non
     con.execute("DELETE FROM rejects; DELETE FROM file_accounts; DROP TABLE keep")
 
 
-def split_traces(folders: list[str], gathering_formats: list[str]) -> tuple[list[str], list[str]]:
+def split_traces(folders: list[str], gathering_formats: list[str],
+                 memory_limit: str | None = None) -> tuple[list[str], list[str]]:
     """Traces of gathering formats whose records were staged in more than one batch, with different
-    content in each: (their ids, the files their records came from). Those files are staged again together."""
+    content in each: (their ids, the files their records came from). Those files are staged again together.
+
+    Only traces with a record of a gathering format are grouped, so a night of one-trace-per-line files
+    costs one scan of the batches' trace ids; `memory_limit` bounds the grouping (it spills next to the
+    batches' folders)."""
     if len(folders) < 2 or not gathering_formats:
         return [], []
     paths = [(Path(f) / "traces.parquet").as_posix() for f in folders]
-    con = duckdb.connect(config={"threads": 1})
+    config: dict[str, object] = {"threads": 1}
+    if memory_limit:
+        config.update(memory_limit=memory_limit, temp_directory=str(Path(folders[0]).parent / "split-spill"))
+    con = duckdb.connect(config=config)
     try:
+        # Different files and different content: min and max differ, which needs no set per trace.
         ids = [r[0] for r in con.execute(
             """
             SELECT trace_id FROM read_parquet(?, filename = true)
+            SEMI JOIN (SELECT DISTINCT trace_id FROM read_parquet(?) WHERE list_contains(?, format)) USING (trace_id)
             GROUP BY trace_id
-            HAVING count(DISTINCT filename) > 1 AND count(DISTINCT content_hash) > 1
+            HAVING min(filename) <> max(filename) AND min(content_hash) <> max(content_hash)
                AND bool_and(list_contains(?, format))
             ORDER BY trace_id
-            """, [paths, gathering_formats]).fetchall()]
+            """, [paths, paths, gathering_formats, gathering_formats]).fetchall()]
         if not ids:
             return [], []
         records = [(Path(f) / "trace_records.parquet").as_posix() for f in folders]
