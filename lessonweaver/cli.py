@@ -262,10 +262,14 @@ def parser() -> argparse.ArgumentParser:
     shown.add_argument("--all", action="store_true", help="list every lesson")
     rev.add_argument("--limit", type=int, help="at most this many")
     rev.add_argument("-v", "--verbose", action="store_true", help="show the lesson text of each")
+    # `--db` may come before or after the action; after it, it must not reset a value given before it.
+    db_after_action = argparse.ArgumentParser(add_help=False)
+    db_after_action.add_argument("--db", default=argparse.SUPPRESS,
+                                 help=f"database file (default: {DEFAULT_DB})")
     actions = rev.add_subparsers(dest="action", metavar="{accept,reject,edit,show}")
     for name, text_help in (("accept", "the lesson text to keep instead of the proposed one"),
                             ("reject", None), ("edit", "the new lesson text (keeps the decision)"), ("show", None)):
-        a = actions.add_parser(name, parents=[db_option], help=f"{name} a lesson")
+        a = actions.add_parser(name, parents=[db_after_action], help=f"{name} a lesson")
         a.add_argument("lesson_id", metavar="LESSON_ID", help="a lesson id, or a unique start of one")
         if text_help:
             a.add_argument("--text", help=text_help)
