@@ -234,7 +234,8 @@ def breakdown(files: list[discover.InputFile], workdir: Path) -> dict[str, float
     from lessonweaver.config import Settings
 
     settings = Settings()
-    steps = dict.fromkeys(("read", "scan", "adapt", "screen", "detect", "write", "load", "weave", "audit"), 0.0)
+    steps = dict.fromkeys(("read", "scan", "adapt", "screen", "detect", "audit staged", "write", "load", "weave",
+                           "audit"), 0.0)
     db = store.connect(str(workdir / "breakdown.duckdb"), threads=settings.threads, memory_limit=settings.memory_limit)
     salt = store.tenant_salt(db)
     folders = []
@@ -250,6 +251,7 @@ def breakdown(files: list[discover.InputFile], workdir: Path) -> dict[str, float
             ("adapt", adapters.adapt, adapters.load_adapters()),
             ("screen", privacy.screen, settings.pii, salt),
             ("detect", detectors.detect, detectors.load_detectors()),
+            ("audit staged", privacy.audit_staged),
         ):
             started = time.perf_counter()
             work(con, *work_args)

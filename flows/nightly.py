@@ -65,66 +65,92 @@ def stage_batch_task(files: list[discover.InputFile], settings: Settings, folder
     return result
 
 
-# The runs table's columns, filled from the run dict (see sql/schema.sql).
-RUN_COLUMNS = {
-    "run_id": "VARCHAR", "started_at": "TIMESTAMP", "finished_at": "TIMESTAMP", "status": "VARCHAR",
-    "inputs": "VARCHAR[]", "night": "DATE", **dict.fromkeys((
-        "files_seen", "files_read", "files_skipped", "records", "records_loaded", "records_quarantined",
-        "records_rejected", "traces_loaded", "traces_duplicate", "traces_conflicting", "traces_quarantined",
-        "events_loaded", "unknown_event_types", "detections", "lessons_new", "lessons_total"), "BIGINT"),
-}
-
-
 @task(name="load-and-weave", cache_policy=NONE)
 def load_task(settings: Settings, folders: list[str], run: dict, merged: str | None = None) -> dict:
-    """Load the batches in one transaction, rebuild lessons, and record the run."""
+    """Load the batches in one transaction, record the run, and rebuild lessons. A weave that fails
+    leaves the run recorded as failed, with what it loaded."""
     con = store.connect(settings.db, threads=settings.threads, memory_limit=settings.memory_limit)
     try:
         lessons.register_detectors(con, detectors.load_detectors(settings.detector_dirs))
         counts = store.load(con, folders, run["run_id"], merged)
         reached("loaded")
         skipped_unread = run["files_skipped"]
-        run.update(asdict(counts))
+        run.update(asdict(counts), status="loaded")
         run["files_skipped"] = skipped_unread + counts.files_skipped
-        run["lessons_new"], run["lessons_total"] = lessons.weave(
-            con, run["run_id"], run["night"], settings.resolve_after, settings.merge_threshold)
-        run["finished_at"] = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
-        run["status"] = "completed"
-        columns = ", ".join(f"?::{kind} AS {name}" for name, kind in RUN_COLUMNS.items())
-        con.execute(f"INSERT INTO runs BY NAME SELECT {columns}", [run[name] for name in RUN_COLUMNS])
-        run["quarantine_reasons"] = dict(con.execute(
-            "SELECT reason, count(*) FROM quarantine WHERE run_id = ? GROUP BY reason ORDER BY reason",
-            [run["run_id"]]).fetchall())
-        run["rejects_by_file"] = con.execute(
-            """
-            SELECT file, count(*), list(coalesce('line ' || line, 'record ' || record) || ': ' || reason ORDER BY record)[1:3]
-            FROM rejects WHERE run_id = ? GROUP BY file ORDER BY count(*) DESC, file
-            """, [run["run_id"]]).fetchall()
-        run["lesson_statuses"] = dict(con.execute(
-            "SELECT status, count(*) FROM lessons WHERE review <> 'rejected' GROUP BY status ORDER BY status").fetchall())
-        run["detections_by_detector"] = dict(con.execute(
-            "SELECT detector, count(*) FROM detections WHERE run_id = ? GROUP BY detector ORDER BY detector",
-            [run["run_id"]]).fetchall())
+        store.record_run(con, run)
+        try:
+            run["lessons_new"], run["lessons_total"] = lessons.weave(
+                con, run["run_id"], run["night"], settings.resolve_after, settings.merge_threshold)
+        except BaseException:
+            run["status"] = "failed"
+            store.record_run(con, run)
+            raise
+        run.update(store.run_tallies(con, run["run_id"]))
     finally:
         con.close()
     return run
 
 
+def _late_quarantine(con, settings: Settings, run: dict, findings: list[audit.Finding], folders: list[str],
+                     log: logging.Logger | logging.LoggerAdapter) -> bool:
+    """Quarantine the traces of this run that the audit's findings came from, and weave again without
+    them. False when a finding comes from no trace of the run (the reports are then withheld)."""
+    held = audit.attribute(con, findings, run["run_id"])
+    if not held:
+        return False
+    moved = store.quarantine_loaded(con, run["run_id"], held, folders)
+    log.warning("the audit found %d problem(s) in what %d trace(s) became; they are quarantined and the reports "
+                "rendered again without them", len(findings), len(held))
+    run["traces_loaded"] -= moved.traces_quarantined
+    run["traces_quarantined"] += moved.traces_quarantined
+    run["records_loaded"] -= moved.records_quarantined
+    run["records_quarantined"] += moved.records_quarantined
+    run["events_loaded"] -= moved.events_loaded
+    run["detections"] -= moved.detections
+    run["lessons_new"], run["lessons_total"] = lessons.weave(
+        con, run["run_id"], run["night"], settings.resolve_after, settings.merge_threshold)
+    run.update(store.run_tallies(con, run["run_id"]))
+    store.record_run(con, run)
+    return True
+
+
+AUDIT_ROUNDS = 3  # renders at most, each after quarantining what the previous audit found
+
+
 @task(name="render-and-audit", cache_policy=NONE)
-def render_task(settings: Settings, run: dict, tenant: str | None) -> list[str]:
-    """Render the reports aside, audit them and this run's rows, and publish them only when clean."""
+def render_task(settings: Settings, run: dict, tenant: str | None, folders: list[str]) -> dict:
+    """Render the reports aside, audit them and this run's rows, and publish them when clean.
+
+    Fail closed per trace: a finding that came from traces of this run quarantines those traces, and
+    the reports are rendered again without them. Only a finding that no trace explains withholds the
+    reports (and fails the run)."""
+    log = get_run_logger()
     con = store.connect(settings.db, threads=settings.threads, memory_limit=settings.memory_limit)
     pending = Path(settings.out) / f".pending-{run['run_id']}"
     try:
         tenant_key = privacy.tenant_hash(settings.tenant_salt, tenant) if tenant else None
         render.clear_pending(settings.out)
-        written = render.render(con, run, str(pending), settings.templates, tenant_key)
-        findings = audit.audit_files(con, written) + audit.audit_database(con, run["run_id"])
-        if findings:
-            con.execute("UPDATE runs SET status = 'audit_failed' WHERE run_id = ?", [run["run_id"]])
-            raise audit.AuditFailed(findings)
+        for round_ in range(AUDIT_ROUNDS):
+            shutil.rmtree(pending, ignore_errors=True)
+            written = render.render(con, run, str(pending), settings.templates, tenant_key)
+            findings = audit.audit_files(con, written) + audit.audit_database(con, run["run_id"])
+            if not findings:
+                break
+            if round_ == AUDIT_ROUNDS - 1 or not _late_quarantine(con, settings, run, findings, folders, log):
+                run["status"] = "audit_failed"
+                store.record_run(con, run)
+                raise audit.AuditFailed(findings)
         reached("render")
-        return render.publish(written, settings.out)
+        run["written"] = render.publish(written, settings.out)
+        run["status"] = "completed"
+        run["finished_at"] = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+        store.record_run(con, run)
+        return run
+    except Exception:
+        if run["status"] != "audit_failed":
+            run["status"] = "failed"
+            store.record_run(con, run)
+        raise
     finally:
         con.close()
         shutil.rmtree(pending, ignore_errors=True)
@@ -267,9 +293,10 @@ def _run(settings: Settings, run: dict, tenant: str | None, log: logging.Logger 
                                      hashes, log)
         if merged:
             lap("merge")
-        run = load_task(settings, [r.folder for r in results], run, merged)
+        folders = [r.folder for r in results]
+        run = load_task(settings, folders, run, merged)
         lap("load")
-        run["written"] = render_task(settings, run, tenant)
+        run = render_task(settings, run, tenant, folders + ([merged] if merged else []))
         lap("render")
         artifacts_task(settings, run, tenant)
         lap("artifacts")

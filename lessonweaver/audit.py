@@ -5,13 +5,13 @@ patterns and validators as the screen, and looks for any quarantined trace's id 
 Findings are reported masked (kind, place, the first characters and a length), never in full.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import ahocorasick
 import duckdb
 
-from lessonweaver import privacy
+from lessonweaver import patterns, privacy
 
 # Where content lives: a quarantined trace's id must not be in any of these.
 CONTENT_TABLES = ("traces", "events", "detections")
@@ -31,6 +31,8 @@ class Finding:
     place: str
     kind: str
     sample: str
+    # what was found, to find the traces it came from; never printed, logged or compared
+    hit: str = field(default="", repr=False, compare=False)
 
     def __str__(self) -> str:
         return f"{self.place}: {self.kind} {self.sample}"
@@ -54,6 +56,10 @@ def _text_columns(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
     ).fetchall()
 
 
+# Tables whose rows of a run passed the staged audit (privacy.audit_staged) before they were written.
+STAGED_TABLES = ("traces", "events", "detections")
+
+
 def _hits(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str, str]]:
     rows = con.execute(
         f"SELECT place, {privacy.category_sql('kind')} || ':' || kind, hit FROM scan_hits "
@@ -64,8 +70,9 @@ def _hits(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str, str]]:
 
 
 def audit_database(con: duckdb.DuckDBPyConnection, run_id: str | None = None) -> list[Finding]:
-    """Scan every text column of the database; with `run_id`, only the rows that run wrote (by run_id,
-    or for events by the traces it loaded) and the small tables it rebuilt.
+    """Scan every text column of the database; with `run_id`, only the rows that run wrote and the small
+    tables it rebuilt, leaving out the rows of traces, events and detections, which the staged audit
+    checked in their batch before anything was written (so a night's audit does not grow with its events).
 
     A row's text columns are searched together, one text per row: the rows of a run are then picked
     once per table, not once per column (at 3M traces, picking the run's events ten times over was most
@@ -76,7 +83,8 @@ def audit_database(con: duckdb.DuckDBPyConnection, run_id: str | None = None) ->
         "WHERE table_catalog = current_database() AND column_name IN ('run_id', 'trace_id')").fetchall())
     tables: dict[str, list[str]] = {}
     for table, column in columns:
-        tables.setdefault(table, []).append(column)
+        if not (run_id and table in STAGED_TABLES):
+            tables.setdefault(table, []).append(column)
     selects, params = [], []
     for table, names in tables.items():
         where = ""
@@ -98,7 +106,7 @@ def audit_database(con: duckdb.DuckDBPyConnection, run_id: str | None = None) ->
             f'SELECT \'{table}.{c}\' AS place, CAST("{c}" AS VARCHAR) AS text FROM "{table}" '
             f"WHERE rowid IN (SELECT rid FROM audit_rows WHERE tbl = '{table}')"
             for table in flagged for c in tables[table]), ("place",))
-        findings = [Finding(p, k, mask(h)) for p, k, h in _hits(con)]
+        findings = [Finding(p, k, mask(h), h) for p, k, h in _hits(con)]
     con.execute("DROP TABLE audit_rows")
     for table in CONTENT_TABLES:
         rows = con.execute(
@@ -118,7 +126,7 @@ def audit_files(con: duckdb.DuckDBPyConnection, files: list[str]) -> list[Findin
     listing = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
     source = f"SELECT filename AS place, content AS text FROM read_text([{listing}])"
     privacy.find(con, source, ("place",))
-    findings = [Finding(p, k, mask(h)) for p, k, h in _hits(con)]
+    findings = [Finding(p, k, mask(h), h) for p, k, h in _hits(con)]
     # Every quarantined id against every file at once (Aho-Corasick): the time follows the reports' size,
     # not their size times the number of quarantined traces, which grows night after night.
     ids = [r[0] for r in con.execute(
@@ -130,7 +138,8 @@ def audit_files(con: duckdb.DuckDBPyConnection, files: list[str]) -> list[Findin
         automaton.make_automaton()
         for path in sorted(files):
             text = Path(path).read_text(encoding="utf-8", errors="replace")
-            findings += [Finding(path, "quarantined trace id", mask(t)) for t in sorted({v for _, v in automaton.iter(text)})]
+            findings += [Finding(path, "quarantined trace id", mask(t), t)
+                         for t in sorted({v for _, v in automaton.iter(text)})]
     return findings
 
 
@@ -140,3 +149,25 @@ def outputs(folder: str) -> list[str]:
     if not path.is_dir():
         return []
     return sorted(str(p) for p in path.iterdir() if p.is_file() and not p.name.startswith("."))
+
+
+def attribute(con: duckdb.DuckDBPyConnection, findings: list[Finding], run_id: str) -> dict[str, str]:
+    """The traces of run `run_id` that findings came from: {trace_id: reason}.
+
+    A finding holds what it found, and a trace is where it came from when the trace's stored text holds
+    it too (ignoring case: a template may change it). Findings no trace of the run holds are not
+    attributed; the caller then withholds the reports."""
+    held = {f.hit: "audit:quarantined_id" for f in findings if f.kind.startswith("quarantined trace id")}
+    wanted = [("audit:" + f.kind, patterns.core(f.kind.split(":", 1)[1], f.hit).lower())
+              for f in findings if f.hit and ":" in f.kind]
+    if wanted:
+        held |= dict(con.execute(
+            f"""
+            WITH wanted AS (SELECT unnest($reasons) AS reason, unnest($needles) AS needle)
+            SELECT t.trace_id, min(w.reason)
+            FROM ({privacy.trace_texts(of_run=True)}) t JOIN wanted w ON contains(lower(t.text), w.needle)
+            GROUP BY t.trace_id
+            """, {"reasons": [r for r, _ in wanted], "needles": [n for _, n in wanted], "run": run_id}).fetchall())
+    loaded = {r[0] for r in con.execute("SELECT trace_id FROM traces WHERE run_id = ? AND list_contains(?, trace_id)",
+                                        [run_id, sorted(held)]).fetchall()}
+    return {t: r for t, r in sorted(held.items()) if t in loaded}

@@ -21,9 +21,12 @@ OUTPUTS = {
     "traces": """SELECT trace_id, format, source, task, outcome, tenant, file, line, started_at, ended_at,
                         metadata, extra, h.content_hash
                  FROM traces JOIN trace_hashes h USING (trace_id)""",
-    "trace_records": """SELECT rt.trace_id, f.path AS file, r.line, r.record
+    # Which records made each trace, the quarantined ones too: a trace quarantined after the load moves
+    # only those of its records that no quarantined trace had already claimed (store.quarantine_loaded).
+    "trace_records": """SELECT rt.trace_id, f.path AS file, r.line, r.record,
+                               rt.trace_id IN (SELECT trace_id FROM quarantine) AS quarantined
                         FROM record_traces rt JOIN records r USING (file_id, record) JOIN files f USING (file_id)
-                        WHERE rt.trace_id IN (SELECT trace_id FROM traces)""",
+                        WHERE rt.trace_id IN (SELECT trace_id FROM traces UNION ALL SELECT trace_id FROM quarantine)""",
     "events": """SELECT trace_id, seq, event_id, type, raw_type, content, status, success, tool_name, ts,
                         parent_id, metadata, extra FROM events""",
     "detections": """SELECT detector, trace_id, event_id, seq, severity, evidence, problem, lesson, lesson_id
@@ -190,6 +193,7 @@ def _stage(files: list[InputFile], settings: Settings, folder: str, known_hashes
         adapters.adapt(con, adapters.load_adapters(), settings.format)
         privacy.screen(con, settings.pii, settings.tenant_salt)
         errors = detectors.detect(con, detectors.load_detectors(settings.detector_dirs))
+        privacy.audit_staged(con)
         _account(con)
         if only_traces is not None:
             _keep_only(con, only_traces)

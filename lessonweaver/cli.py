@@ -31,6 +31,10 @@ def _summary(run: dict) -> str:
     ]
     for reason, n in run["quarantine_reasons"].items():
         lines.append(f"  quarantined {n:>5}  {reason}")
+    audited = sum(n for reason, n in run["quarantine_reasons"].items() if reason.startswith("audit:"))
+    if audited:
+        lines.append(f"  (the audit of what was staged or rendered kept {audited} of them out; "
+                     "the night's rows and reports are without them)")
     shown = run["rejects_by_file"][:10]
     for path, n, examples in shown:
         lines.append(f"  rejected {n:>5}  {path}: " + "; ".join(examples) + ("; ..." if n > len(examples) else ""))

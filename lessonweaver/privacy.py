@@ -44,14 +44,14 @@ def find(con: duckdb.DuckDBPyConnection, source: str, keys: tuple[str, ...], par
     """Find secret and PII matches in `source` (a query returning `keys` and `text`).
 
     Leaves two temp tables: `scan_texts` (keys, text: the texts with any match) and `scan_hits`
-    (keys, kind, hit: each valid match). One pass of one combined expression picks the texts worth a
-    closer look; only those are searched pattern by pattern; validators (Luhn, IBAN, numbering plans,
+    (keys, kind, hit: each valid match). One pass of one combined expression (patterns.prefilter) picks the
+    texts worth a closer look; only those are searched pattern by pattern; validators (Luhn, IBAN, numbering plans,
     id checksums, password entropy) see the distinct candidate strings, never the texts.
     """
     cols = ", ".join(keys)
     con.execute(
         f"CREATE OR REPLACE TEMP TABLE scan_texts AS SELECT {cols}, text FROM ({source}) "
-        f"WHERE text IS NOT NULL AND regexp_matches(text, '{_sql_string(patterns.any_pattern())}')",
+        f"WHERE text IS NOT NULL AND regexp_matches(text, '{_sql_string(patterns.prefilter())}')",
         params or [],
     )
     selects = [
@@ -147,6 +147,47 @@ def screen(con: duckdb.DuckDBPyConnection, pii_mode: str = "redact", salt: str =
         """
     )
     hash_tenants(con, salt)
+
+
+def trace_texts(of_run: bool = False) -> str:
+    """A query of what the adapters and detectors made of each trace, one text per row of traces, events
+    and detections: (trace_id, text). `of_run`: only the rows of the run bound as $run (stored tables)."""
+    traces = " WHERE run_id = $run" if of_run else ""
+    events = " SEMI JOIN (SELECT trace_id FROM traces WHERE run_id = $run) r USING (trace_id)" if of_run else ""
+    return f"""
+    SELECT trace_id, concat_ws(chr(10), trace_id, source, task, outcome, tenant, file,
+                               CAST(metadata AS VARCHAR), CAST(extra AS VARCHAR)) AS text FROM traces{traces}
+    UNION ALL
+    SELECT trace_id, concat_ws(chr(10), event_id, raw_type, content, status, tool_name, parent_id,
+                               CAST(metadata AS VARCHAR), CAST(extra AS VARCHAR)) FROM events{events}
+    UNION ALL
+    SELECT trace_id, concat_ws(chr(10), event_id, evidence, problem, lesson) FROM detections{traces}
+    """
+
+
+def audit_staged(con: duckdb.DuckDBPyConnection) -> int:
+    """Audit a batch's output before it is written anywhere: every text the adapters and detectors
+    produced, scanned with the same patterns as the records. The records were scanned as written; what
+    adapters decode (JSON escapes, values taken out of nested structures) is seen only here. A trace with
+    a finding is quarantined (reason `audit:<category>:<kind>`) and its rows deleted, so nothing of it
+    leaves the batch. Returns the number of traces quarantined."""
+    find(con, trace_texts(), ("trace_id",))
+    order = " ".join(f"WHEN '{p.kind}' THEN {i}" for i, p in enumerate(patterns.PATTERNS))
+    con.execute(
+        f"""
+        CREATE OR REPLACE TEMP TABLE audit_held AS
+        SELECT trace_id, arg_min('audit:' || {category_sql('kind')} || ':' || kind, CASE kind {order} END) AS reason
+        FROM scan_hits WHERE trace_id NOT IN (SELECT trace_id FROM quarantine) GROUP BY trace_id;
+        DROP TABLE scan_texts; DROP TABLE scan_hits;
+        INSERT INTO quarantine SELECT trace_id, reason FROM audit_held;
+        DELETE FROM detections WHERE trace_id IN (SELECT trace_id FROM audit_held);
+        DELETE FROM events WHERE trace_id IN (SELECT trace_id FROM audit_held);
+        DELETE FROM traces WHERE trace_id IN (SELECT trace_id FROM audit_held);
+        """
+    )
+    held = con.execute("SELECT count(*) FROM audit_held").fetchone()[0]
+    con.execute("DROP TABLE audit_held")
+    return held
 
 
 TENANT_KEYS = ("tenant_id", "tenant_id_hash", "tenant")

@@ -357,3 +357,93 @@ def _load(con: duckdb.DuckDBPyConnection, folders: list[str], run_id: str, count
     con.execute("DROP TABLE held; DROP TABLE fates; DROP TABLE fate_records; DROP TABLE file_accounts; "
                 "DROP TABLE batch_files; DROP TABLE batch_quarantine; DROP TABLE changed_files; DROP TABLE replaced; "
                 "DROP TABLE not_new")
+
+
+# The runs table's columns, filled from a run's summary (see sql/schema.sql).
+RUN_COLUMNS = {
+    "run_id": "VARCHAR", "started_at": "TIMESTAMP", "finished_at": "TIMESTAMP", "status": "VARCHAR",
+    "inputs": "VARCHAR[]", "night": "DATE", **dict.fromkeys((
+        "files_seen", "files_read", "files_skipped", "records", "records_loaded", "records_quarantined",
+        "records_rejected", "traces_loaded", "traces_duplicate", "traces_conflicting", "traces_quarantined",
+        "events_loaded", "unknown_event_types", "detections", "lessons_new", "lessons_total"), "BIGINT"),
+}
+
+
+def record_run(con: duckdb.DuckDBPyConnection, run: dict) -> None:
+    """Write the run's row in `runs` (replacing it): recorded as soon as the load commits, then updated
+    as the run goes on, so a run that fails later is still there, with what it did."""
+    columns = ", ".join(f"?::{kind} AS {name}" for name, kind in RUN_COLUMNS.items())
+    con.execute("BEGIN TRANSACTION")
+    try:
+        con.execute("DELETE FROM runs WHERE run_id = ?", [run["run_id"]])
+        con.execute(f"INSERT INTO runs BY NAME SELECT {columns}", [run.get(name) for name in RUN_COLUMNS])
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+
+
+def run_tallies(con: duckdb.DuckDBPyConnection, run_id: str) -> dict:
+    """What a run's summary shows beyond its counts: quarantine reasons, rejects by file, lessons by
+    status, detections by detector."""
+    return {
+        "quarantine_reasons": dict(con.execute(
+            "SELECT reason, count(*) FROM quarantine WHERE run_id = ? GROUP BY reason ORDER BY reason",
+            [run_id]).fetchall()),
+        "rejects_by_file": con.execute(
+            """
+            SELECT file, count(*), list(coalesce('line ' || line, 'record ' || record) || ': ' || reason ORDER BY record)[1:3]
+            FROM rejects WHERE run_id = ? GROUP BY file ORDER BY count(*) DESC, file
+            """, [run_id]).fetchall(),
+        "lesson_statuses": dict(con.execute(
+            "SELECT status, count(*) FROM lessons WHERE review <> 'rejected' GROUP BY status ORDER BY status").fetchall()),
+        "detections_by_detector": dict(con.execute(
+            "SELECT detector, count(*) FROM detections WHERE run_id = ? GROUP BY detector ORDER BY detector",
+            [run_id]).fetchall()),
+    }
+
+
+def quarantine_loaded(con: duckdb.DuckDBPyConnection, run_id: str, held: dict[str, str],
+                      folders: list[str]) -> LoadCounts:
+    """Quarantine traces that run `run_id` loaded, after the fact (a finding of the run's audit), in one
+    transaction: their rows go, each gets a quarantine row with its reason, and the records that made
+    them count as quarantined in their files' accounts and in the run's. The run's sightings are dropped
+    so that the weave records them again without these traces. `folders` are the run's batches, whose
+    trace_records say which records made each trace. Returns what moved, as counts."""
+    moved = LoadCounts()
+    if not held:
+        return moved
+    records = _parquet(folders, "trace_records")
+    con.execute("BEGIN TRANSACTION")
+    try:
+        con.execute("CREATE OR REPLACE TEMP TABLE late AS SELECT unnest(?::VARCHAR[]) AS trace_id, "
+                    "unnest(?::VARCHAR[]) AS reason", [list(held), list(held.values())])
+        # A record counted as loaded becomes quarantined, unless a trace quarantined in its batch had
+        # already made it so.
+        con.execute(
+            f"""
+            CREATE OR REPLACE TEMP TABLE late_records AS
+            SELECT file, count(*) AS n FROM (
+                SELECT DISTINCT file, record FROM {records} SEMI JOIN late USING (trace_id)
+                EXCEPT SELECT DISTINCT file, record FROM {records} WHERE quarantined
+            ) GROUP BY file
+            """)
+        moved.traces_quarantined, moved.records_quarantined, moved.events_loaded, moved.detections = con.execute(
+            """
+            SELECT (SELECT count(*) FROM late), (SELECT coalesce(sum(n), 0) FROM late_records),
+                   (SELECT count(*) FROM events SEMI JOIN late USING (trace_id)),
+                   (SELECT count(*) FROM detections SEMI JOIN late USING (trace_id))
+            """).fetchone()
+        con.execute("INSERT INTO quarantine SELECT t.trace_id, t.file, t.line, l.reason, ?, now()::TIMESTAMP "
+                    "FROM traces t JOIN late l USING (trace_id)", [run_id])
+        for table in ("detections", "events", "traces"):
+            con.execute(f"DELETE FROM {table} WHERE trace_id IN (SELECT trace_id FROM late)")
+        con.execute("DELETE FROM sightings WHERE run_id = ?", [run_id])
+        con.execute("UPDATE ingested_files SET loaded = loaded - m.n, quarantined = quarantined + m.n "
+                    "FROM late_records m WHERE ingested_files.path = m.file AND ingested_files.run_id = ?", [run_id])
+        con.execute("DROP TABLE late; DROP TABLE late_records")
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    return moved

@@ -5,7 +5,7 @@ CREATE TABLE IF NOT EXISTS runs (
     run_id              VARCHAR,
     started_at          TIMESTAMP,
     finished_at         TIMESTAMP,
-    status              VARCHAR,    -- running | completed | failed
+    status              VARCHAR,    -- loaded (weaving) | completed | failed (after the load) | audit_failed (reports withheld)
     inputs              VARCHAR[],
     files_seen          BIGINT,
     files_read          BIGINT,

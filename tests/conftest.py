@@ -62,6 +62,7 @@ def stage(paths: list[Path], detector_dirs: tuple[str, ...] = (), only: str | No
         found = [d for d in found if d.id == only]
     errors = detectors.detect(con, found)
     assert not errors, errors
+    privacy.audit_staged(con)
     return con
 
 

@@ -188,7 +188,7 @@ def test_html_templates_escape_trace_content(tmp_path: Path):
     mine = tmp_path / "templates"
     mine.mkdir()
     (mine / "page.html.j2").write_text("<ul>{% for l in lessons %}<li>{{ l.evidence }}</li>{% endfor %}</ul>")
-    from flows.nightly import RUN_COLUMNS
+    from lessonweaver.store import RUN_COLUMNS
 
     run = {**dict.fromkeys(RUN_COLUMNS, 0), "run_id": "r", "started_at": "2026-11-29T02:00:00"}
     render.render(con, run, str(tmp_path / "out"), str(mine))
