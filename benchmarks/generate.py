@@ -5,7 +5,8 @@
 About 15 events per trace; about 10% of traces carry a human correction, 10% a failed evaluation,
 10% a retry, 5% are tagged sensitive and 1% carry a planted secret in untagged content; contents
 range from a few words to a few kilobytes (--max-words caps them). The same arguments always write the
-same bytes.
+same bytes. --diverse (or --tasks, --tenants, --sources, --varied-evidence) makes lessons of many
+more kinds: a hundred task families, fifty tenants, five sources and evidence that names ids and amounts.
 
 Each trace is drawn once, as a lessonweaver trace, and written in one format, in that format's own shape:
 `lessonweaver` (one trace per line), and one event per line for `traceevent` (TraceEvent JSONL),
@@ -20,6 +21,7 @@ import datetime as dt
 import json
 import random
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 WORDS = ("the agent read the file and updated the config before running tests on the staging cluster "
@@ -71,11 +73,62 @@ def _events(rng: random.Random, kinds: set[str], lengths: tuple[int, ...]) -> li
     return events
 
 
-def trace(rng: random.Random, i: int, lengths: tuple[int, ...] = LENGTHS) -> dict:
+@dataclass(frozen=True)
+class Diversity:
+    """How varied the lessons' keys are. The defaults make the small corpus of earlier benchmarks (4
+    sources, 25 tasks, no tenants, three fixed corrections: about 1,100 lesson variants). Real fleets have
+    many task families, tenants and sources, and evidence that names ids, numbers and particulars, which
+    multiplies the detector/source/task/tenant blocks and the variants the weave must place."""
+    tasks: int = 0  # task families, worded apart (0: the 25 fixed tasks)
+    tenants: int = 0  # tenant ids in metadata (0: none)
+    sources: int = 0  # sources (0: the 4 fixed ones)
+    evidence: bool = False  # corrections and evaluations that name customers, orders, amounts and details
+
+    def task(self, rng: random.Random) -> str:
+        if not self.tasks:
+            return rng.choice(TASKS)
+        k = rng.randrange(self.tasks)
+        return f"{FAMILY_VERBS[k % len(FAMILY_VERBS)]} the {FAMILY_NOUNS[k // len(FAMILY_VERBS) % len(FAMILY_NOUNS)]}" \
+               f" {FAMILY_QUALIFIERS[k // (len(FAMILY_VERBS) * len(FAMILY_NOUNS)) % len(FAMILY_QUALIFIERS)]}"
+
+    def source(self, rng: random.Random) -> str:
+        if not self.sources:
+            return rng.choice(SOURCES)
+        k = rng.randrange(self.sources)
+        return f"{SOURCE_WORDS[k % len(SOURCE_WORDS)]}-{SOURCE_KINDS[k // len(SOURCE_WORDS) % len(SOURCE_KINDS)]}"
+
+    def correction(self, rng: random.Random) -> str:
+        base = rng.choice(CORRECTIONS)
+        if not self.evidence:
+            return base
+        return (f"{base} Customer {rng.randint(1000, 99999)} on order A-{rng.randint(10000, 999999)} was charged "
+                f"{rng.randint(5, 900)}.{rng.randint(0, 99):02d} EUR; {' '.join(rng.choice(WORDS) for _ in range(6))}.")
+
+
+SOURCE_WORDS = ("support", "billing", "coding", "ops", "research", "sales", "legal", "security")
+SOURCE_KINDS = ("bot", "agent", "assistant", "workflow")
+FAMILY_VERBS = ("Review", "Fix", "Answer", "Deploy", "Summarise", "Triage", "Migrate", "Reconcile", "Draft", "Audit")
+FAMILY_NOUNS = ("pull request", "failing build", "refund question", "billing service", "support ticket", "invoice batch",
+                "shipping delay", "password reset", "data export", "release notes", "access request", "vendor contract")
+FAMILY_QUALIFIERS = ("for enterprise accounts", "in the staging region", "before the weekly report", "for new customers",
+                     "after an outage", "with legal review", "on the mobile app", "for the finance team")
+
+
+def trace(rng: random.Random, i: int, lengths: tuple[int, ...] = LENGTHS, diversity: Diversity = Diversity()) -> dict:
     kinds = {k for k, p in (("correction", 0.10), ("eval", 0.10), ("retry", 0.10), ("secret", 0.01)) if rng.random() < p}
     meta = {"contains_pii": True} if rng.random() < 0.05 else {"channel": rng.choice(("web", "cli", "api"))}
-    return {"trace_id": f"bench-{i:09d}", "source": rng.choice(SOURCES), "task": rng.choice(TASKS),
-            "events": _events(rng, kinds, lengths), "metadata": meta,
+    if diversity.tenants:
+        meta["tenant_id"] = f"tenant-{rng.randrange(diversity.tenants):04d}"
+    source, task = diversity.source(rng), diversity.task(rng)
+    events = _events(rng, kinds, lengths)
+    if diversity.evidence:
+        for e in events:
+            if e["type"] == "human_correction":
+                e["content"] = diversity.correction(rng)
+            elif e["type"] == "evaluation_result":
+                e["content"] = (f"Answer cited stale policy version 2024-0{rng.randint(1, 9)} for case C-{rng.randint(100, 99999)}: "
+                                + " ".join(rng.choice(WORDS) for _ in range(5)))
+    return {"trace_id": f"bench-{i:09d}", "source": source, "task": task, "events": events, "metadata": meta,
             "outcome": "corrected_by_human" if "correction" in kinds else "success"}
 
 
@@ -310,7 +363,8 @@ WRITERS = {"lessonweaver": lambda t, i: [t], "traceevent": lambda t, i: as_trace
 FORMATS = tuple(WRITERS)
 
 
-def generate(out: Path, traces: int, seed: int, files: int, mix: dict[str, float], max_words: int = LENGTHS[-1]) -> int:
+def generate(out: Path, traces: int, seed: int, files: int, mix: dict[str, float], max_words: int = LENGTHS[-1],
+             diversity: Diversity = Diversity()) -> int:
     """Write the corpus; returns the bytes written. `max_words` drops the longer content lengths: 40 gives
     traces of about 1.7 KB, the size the performance targets assume, where the default averages 9 KB."""
     lengths = tuple(n for n in LENGTHS if n <= max_words)
@@ -325,7 +379,7 @@ def generate(out: Path, traces: int, seed: int, files: int, mix: dict[str, float
     handles = {(fmt, k): open(out / f"{fmt}-{k:04d}.jsonl", "w", encoding="utf-8") for fmt in formats for k in range(files)}
     try:
         for i in range(traces):
-            t = trace(rng, i, lengths)
+            t = trace(rng, i, lengths, diversity)
             fmt = rng.choices(formats, weights=[mix[f] for f in formats])[0]
             fh = handles[(fmt, i % files)]
             lines = WRITERS[fmt](t, i)
@@ -348,9 +402,18 @@ def main() -> int:
     p.add_argument("--mix", default="lessonweaver=1", help="format weights, e.g. lessonweaver=1,traceevent=1,stream=1,gdev=1,otlp=1")
     p.add_argument("--max-words", type=int, default=LENGTHS[-1],
                    help=f"longest content in words, one of {', '.join(map(str, LENGTHS))} (40: traces of about 1.7 KB)")
+    p.add_argument("--tasks", type=int, default=0, help="task families (default: 25 fixed tasks)")
+    p.add_argument("--tenants", type=int, default=0, help="tenant ids in metadata (default: none)")
+    p.add_argument("--sources", type=int, default=0, help="sources (default: 4)")
+    p.add_argument("--varied-evidence", action="store_true",
+                   help="corrections and evaluations that name customers, orders, amounts and details")
+    p.add_argument("--diverse", action="store_true",
+                   help="shorthand for --tasks 100 --tenants 50 --sources 5 --varied-evidence")
     args = p.parse_args()
     mix = {k: float(v) for k, v in (part.split("=") for part in args.mix.split(","))}
-    size = generate(args.out, args.traces, args.seed, args.files, mix, args.max_words)
+    diversity = (Diversity(100, 50, 5, True) if args.diverse
+                 else Diversity(args.tasks, args.tenants, args.sources, args.varied_evidence))
+    size = generate(args.out, args.traces, args.seed, args.files, mix, args.max_words, diversity)
     print(f"{args.traces} traces, {size / 1e6:.1f} MB in {args.out}", file=sys.stderr)
     return 0
 

@@ -38,7 +38,7 @@ import duckdb
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run as a script: the project's packages, not only the installed ones
 
-from benchmarks.generate import FORMATS, LENGTHS, generate
+from benchmarks.generate import FORMATS, LENGTHS, Diversity, generate
 from lessonweaver import discover
 
 BIN = Path(sys.executable).parent
@@ -57,6 +57,9 @@ SCAN_QUERIES = {
 }
 
 
+DIVERSE = Diversity(tasks=100, tenants=50, sources=5, evidence=True)  # --diverse, as the generator's --diverse
+
+
 def log(message: str) -> None:
     print(f"[bench {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
@@ -65,13 +68,15 @@ def parse_mix(text: str) -> dict[str, float]:
     return {k.strip(): float(v) for k, v in (part.split("=") for part in text.split(","))}
 
 
-def corpus_dir(root: Path | None, mix: str, traces: int, seed: int, files: int, max_words: int = LENGTHS[-1]) -> Path:
+def corpus_dir(root: Path | None, mix: str, traces: int, seed: int, files: int, max_words: int = LENGTHS[-1],
+               diverse: bool = False) -> Path:
     slug = "-".join(k if len(parse_mix(mix)) == 1 else f"{k}{v:g}" for k, v in parse_mix(mix).items())
     words = "" if max_words == LENGTHS[-1] else f"-words{max_words}"
-    return (root or DEFAULT_ROOT) / f"{slug}-{traces}-seed{seed}-{files}files{words}"
+    return (root or DEFAULT_ROOT) / f"{slug}-{traces}-seed{seed}-{files}files{words}{'-diverse' if diverse else ''}"
 
 
-def ensure_corpus(folder: Path, traces: int, seed: int, files: int, mix: str, max_words: int = LENGTHS[-1]) -> None:
+def ensure_corpus(folder: Path, traces: int, seed: int, files: int, mix: str, max_words: int = LENGTHS[-1],
+                  diverse: bool = False) -> None:
     """Generate into `folder` when it is missing or empty; a half-written corpus never looks finished."""
     if folder.is_dir() and any(folder.iterdir()):
         log(f"corpus: {folder} (already there, not regenerated)")
@@ -80,7 +85,7 @@ def ensure_corpus(folder: Path, traces: int, seed: int, files: int, mix: str, ma
     shutil.rmtree(partial, ignore_errors=True)
     log(f"generating {traces} traces ({mix}, seed {seed}) into {folder} ...")
     started = time.perf_counter()
-    size = generate(partial, traces, seed, files, parse_mix(mix), max_words)
+    size = generate(partial, traces, seed, files, parse_mix(mix), max_words, DIVERSE if diverse else Diversity())
     if folder.exists():
         folder.rmdir()
     partial.rename(folder)
@@ -196,6 +201,12 @@ def full_run(paths: list[str], workdir: Path, extra_args: list[str], keep: bool 
         raise RuntimeError(f"lessonweaver run failed ({child.returncode}): {(workdir / 'stderr').read_text()[-2000:]}")
     result = {"wall": wall, "maxrss_mb": usage.ru_maxrss / 1024, "tree_peak_mb": sampler.peak_sum / 2**20,
               "main_peak_mb": sampler.peak_main / 2**20, **parse_summary(stdout)}
+    con = duckdb.connect(str(workdir / "bench.duckdb"), read_only=True)
+    try:
+        result["variants"], result["lessons"] = con.execute(
+            "SELECT (SELECT count(DISTINCT variant_id) FROM detections), (SELECT count(*) FROM lessons)").fetchone()
+    finally:
+        con.close()
     if not keep:
         shutil.rmtree(workdir, ignore_errors=True)
     return result
@@ -350,6 +361,7 @@ def report(r: dict, repeat: int) -> str:
          f"({', '.join(f'{k} {n}' for k, n in sorted(r['formats'].items()))} files)"),
         f"traces:       {r['traces']:,} ({runs[-1]['traces_loaded']:,} loaded, {runs[-1]['traces_quarantined']:,} quarantined)",
         f"events:       {r['events']:,} in the files (bare scan); {runs[-1]['events_loaded']:,} loaded",
+        f"lessons:      {runs[-1]['lessons']:,} from {runs[-1]['variants']:,} variants (distinct problem wordings)",
         f"medians of {repeat}:",
         f"  bare scan   {scan:7.2f} s   {r['megabytes'] / scan:6.0f} MB/s   (runs: {fmt_list(r['scan'])})",
         (f"  full run    {wall:7.2f} s   {r['megabytes'] / wall:6.0f} MB/s   {r['traces'] / wall:8,.0f} traces/s"
@@ -386,13 +398,14 @@ def report(r: dict, repeat: int) -> str:
 
 
 def sizes_report(results: list[dict]) -> str:
-    lines = [(f"{'traces':>9} {'MB':>7} {'events':>11} {'scan s':>7} {'run s':>7} {'ratio':>6} "
+    lines = [(f"{'traces':>9} {'MB':>7} {'events':>11} {'variants':>9} {'lessons':>8} {'scan s':>7} {'run s':>7} {'ratio':>6} "
               f"{'peak RSS MB (largest process)':>30} {'tree MB':>8}  stages (s)")]
     for r in results:
         runs = r["runs"]
         wall, scan = median([x["wall"] for x in runs]), median(r["scan"])
         stages = {k: median([x["timings"].get(k, 0.0) for x in runs]) for k in runs[-1]["timings"]}
-        lines.append(f"{r['traces']:>9,} {r['megabytes']:>7.0f} {r['events']:>11,} {scan:>7.2f} {wall:>7.1f} {wall / scan:>5.1f}x "
+        lines.append(f"{r['traces']:>9,} {r['megabytes']:>7.0f} {r['events']:>11,} {runs[-1]['variants']:>9,} "
+                     f"{runs[-1]['lessons']:>8,} {scan:>7.2f} {wall:>7.1f} {wall / scan:>5.1f}x "
                      f"{median([x['maxrss_mb'] for x in runs]):>30.0f} {median([x['tree_peak_mb'] for x in runs]):>8.0f}  "
                      + ", ".join(f"{k} {v:.1f}" for k, v in stages.items()))
     return "\n".join(lines)
@@ -409,6 +422,8 @@ def main() -> int:
                    help="longest generated content in words (16: traces of about 2 KB; default: about 9 KB)")
     p.add_argument("--traces-per-file", type=int, default=12_500,
                    help="with --sizes: traces per generated file (about 113 MB), so only the number of files grows")
+    p.add_argument("--diverse", action="store_true",
+                   help="generate lessons of many kinds: 100 task families, 50 tenants, 5 sources, evidence with ids")
     p.add_argument("--run-args", default="", help="more options for `lessonweaver run`, e.g. '--workers 2'")
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--sizes", help="comma-separated trace counts: peak RSS and times at each size (corpora under --corpus)")
@@ -426,8 +441,8 @@ def main() -> int:
             results = []
             for n in (int(s) for s in args.sizes.split(",")):
                 files = -(-n // args.traces_per_file)
-                folder = corpus_dir(args.corpus, args.mix, n, args.seed, files, args.max_words)
-                ensure_corpus(folder, n, args.seed, files, args.mix, args.max_words)
+                folder = corpus_dir(args.corpus, args.mix, n, args.seed, files, args.max_words, args.diverse)
+                ensure_corpus(folder, n, args.seed, files, args.mix, args.max_words, args.diverse)
                 results.append(measure(folder, args.repeat, work, run_args, with_baseline=False, with_breakdown=args.breakdown))
                 log(f"{n} traces measured")
             print(f"lessonweaver benchmark, sizes ({os.cpu_count()} cores, medians of {args.repeat})")
@@ -436,8 +451,9 @@ def main() -> int:
                 if "breakdown" in r:
                     print(f"  {r['traces']:,} traces, breakdown: " + ", ".join(f"{k} {v:.1f}" for k, v in r["breakdown"].items()))
         else:
-            folder = args.corpus or corpus_dir(None, args.mix, args.traces, args.seed, args.files, args.max_words)
-            ensure_corpus(folder, args.traces, args.seed, args.files, args.mix, args.max_words)
+            folder = args.corpus or corpus_dir(None, args.mix, args.traces, args.seed, args.files, args.max_words,
+                                               args.diverse)
+            ensure_corpus(folder, args.traces, args.seed, args.files, args.mix, args.max_words, args.diverse)
             result = measure(folder, args.repeat, work, run_args, with_baseline=not args.no_baseline,
                              with_breakdown=args.breakdown)
             memory = os.sysconf("SC_PHYS_PAGES") * PAGE / 2**30

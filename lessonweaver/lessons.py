@@ -19,7 +19,6 @@ few next to events), and it keeps them exact. Reviews (`reviews`) survive every 
 import datetime as dt
 
 import duckdb
-import polars as pl
 
 from lessonweaver.crashpoints import reached
 from lessonweaver.detectors import SEVERITIES, Detector
@@ -27,6 +26,8 @@ from lessonweaver.detectors import SEVERITIES, Detector
 EXAMPLES = 5  # example trace ids kept per lesson
 STATUSES = ("new", "regressed", "recurring", "resolved")  # the lifecycle, in the order reports show it
 MINHASHES, BAND_ROWS = 32, 2  # MinHash signature length and rows per LSH band: candidate pairs only
+SMALL_BLOCK = 16  # blocks of at most this many variants compare every pair; larger ones go through MinHash
+BUCKET_HEADS = 3  # in a MinHash bucket, each new variant is compared with this many known and new ones
 # Severity weight in the priority score: a critical problem outranks many low ones.
 SEVERITY_WEIGHT = {"info": 0.5, "low": 1, "medium": 2, "high": 3, "critical": 5}
 RECENCY_HALF_LIFE = 7.0  # nights after which a lesson's priority halves if it is not seen again
@@ -40,47 +41,83 @@ def register_detectors(con: duckdb.DuckDBPyConnection, detectors: list[Detector]
     )
 
 
-def similar_pairs(con: duckdb.DuckDBPyConnection, texts: str, threshold: float) -> list[tuple[str, str, float]]:
-    """Pairs of ids from the relation `texts` (id, block, text) whose word sets have a Jaccard similarity
-    of at least `threshold`, within one block, each pair once (a < b).
+def find_similar(con: duckdb.DuckDBPyConnection, texts: str, threshold: float) -> None:
+    """Leave the temp table `sim_pairs (a, b, j)`: pairs of ids from the relation `texts` (id, block, text,
+    known) whose word sets have a Jaccard similarity `j` of at least `threshold`, within one block, each
+    pair once (a < b). Known texts (already placed) are only compared with unknown ones.
 
-    Candidates come from MinHash locality-sensitive hashing (32 hashes in bands of 2), so the work
-    grows with the number of texts, not its square; each candidate is then checked exactly."""
-    return con.execute(
+    In a block of a few texts every pair with an unknown text is a candidate. In larger blocks candidates
+    come from MinHash locality-sensitive hashing (32 hashes in bands of 2): texts that share a band's
+    signature form a bucket, and each unknown text in it is paired with the bucket's first few known and
+    unknown texts, not with every member, so near-identical texts by the thousand in one block cost a
+    few pairs each, not a pair for every two of them. Every candidate is checked exactly. All of it is set-at-a-time, so memory stays within DuckDB's limit (spilling past it),
+    whatever the number of texts."""
+    bands = MINHASHES // BAND_ROWS
+    con.execute(
         f"""
-        WITH words AS (
-            SELECT id, any_value(block) AS block,
-                   list_distinct(list_filter(string_split(any_value(text), ' '), lambda w: w <> '')) AS words
-            FROM {texts} GROUP BY id
+        CREATE OR REPLACE TEMP TABLE sim_words AS
+        SELECT id, block, known, block_size, words, len(words) AS n FROM (
+            SELECT id, block, coalesce(known, false) AS known, count(*) OVER (PARTITION BY block) AS block_size,
+                   list_transform(list_distinct(list_filter(string_split(text, ' '), lambda w: w <> '')),
+                                  lambda w: hash(w)) AS words
+            FROM {texts});
+
+        -- Small blocks: every pair with an unknown text is a candidate (a few per text).
+        CREATE OR REPLACE TEMP TABLE sim_candidates AS
+        SELECT x.id AS a, y.id AS b FROM sim_words x JOIN sim_words y USING (block)
+        WHERE x.block_size <= {SMALL_BLOCK} AND x.id < y.id AND NOT (x.known AND y.known);
+
+        -- Large blocks: MinHash buckets.
+        CREATE OR REPLACE TEMP TABLE sim_bands AS
+        SELECT id, block, known, band, hash(sig[band * {BAND_ROWS} + 1 : band * {BAND_ROWS} + {BAND_ROWS}]) AS signature
+        FROM (SELECT id, block, known,
+                     list_transform(range({MINHASHES}), lambda k: list_min(list_transform(words, lambda w: hash(w, k)))) AS sig
+              FROM sim_words WHERE block_size > {SMALL_BLOCK} AND n > 0), range({bands}) b(band);
+
+        INSERT INTO sim_candidates
+        WITH heads AS (
+            SELECT block, band, signature,
+                   list_concat(coalesce(min(id, {BUCKET_HEADS}) FILTER (WHERE known), []),
+                               coalesce(min(id, {BUCKET_HEADS}) FILTER (WHERE NOT known), [])) AS heads
+            FROM sim_bands GROUP BY ALL HAVING count(*) > 1
         ),
-        tokens AS (SELECT id, block, unnest(words) AS word FROM words WHERE len(words) > 0),
-        minhash AS (
-            SELECT id, any_value(block) AS block, k, min(hash(word, k)) AS h
-            FROM tokens, range({MINHASHES}) r(k) GROUP BY id, k
-        ),
-        band AS (
-            SELECT id, any_value(block) AS block, k // {BAND_ROWS} AS band,
-                   hash(string_agg(h::VARCHAR, ',' ORDER BY k)) AS signature
-            FROM minhash GROUP BY id, k // {BAND_ROWS}
-        ),
-        candidates AS (
-            SELECT DISTINCT a.id AS a, b.id AS b
-            FROM band a JOIN band b ON a.block = b.block AND a.band = b.band AND a.signature = b.signature
-            WHERE a.id < b.id
+        linked AS (
+            SELECT x.id, unnest(h.heads) AS other FROM sim_bands x JOIN heads h USING (block, band, signature)
+            WHERE NOT x.known
         )
-        SELECT c.a, c.b,
-               len(list_intersect(x.words, y.words)) / len(list_distinct(list_concat(x.words, y.words))) AS j
-        FROM candidates c JOIN words x ON x.id = c.a JOIN words y ON y.id = c.b
-        WHERE j >= ?
-        ORDER BY c.a, c.b
-        """,
-        [threshold],
-    ).fetchall()
+        SELECT DISTINCT least(id, other), greatest(id, other) FROM linked WHERE id <> other;
+
+        """
+    )
+    # Exact Jaccard of the word sets (hashed), for candidates whose sizes allow the threshold at all.
+    con.execute(
+        """
+        CREATE OR REPLACE TEMP TABLE sim_pairs AS
+        SELECT a, b, shared / (nx + ny - shared) AS j FROM (
+            SELECT c.a, c.b, x.n AS nx, y.n AS ny,
+                   list_sum(list_transform(x.words, lambda w: list_contains(y.words, w)::INTEGER)) AS shared
+            FROM sim_candidates c JOIN sim_words x ON x.id = c.a JOIN sim_words y ON y.id = c.b
+            WHERE x.n > 0 AND least(x.n, y.n) >= $threshold * greatest(x.n, y.n)
+        ) WHERE j >= $threshold
+        """, {"threshold": threshold})
+    con.execute("DROP TABLE sim_words; DROP TABLE sim_bands; DROP TABLE sim_candidates")
+
+
+def similar_pairs(con: duckdb.DuckDBPyConnection, texts: str, threshold: float) -> list[tuple[str, str, float]]:
+    """The pairs find_similar finds among `texts` (id, block, text), none of them known, sorted."""
+    find_similar(con, f"(SELECT id, block, text, false AS known FROM {texts})", threshold)
+    pairs = con.execute("SELECT a, b, j FROM sim_pairs ORDER BY a, b").fetchall()
+    con.execute("DROP TABLE sim_pairs")
+    return pairs
 
 
 def merge_variants(con: duckdb.DuckDBPyConnection, threshold: float) -> int:
     """Give every variant without a lesson one: the lesson of the most similar known variant, else a new
-    lesson shared by the new variants alike (the earliest seen names it). Returns variants placed."""
+    lesson shared by the new variants alike (the earliest seen names it). Returns variants placed.
+
+    Set-at-a-time throughout: blocks with a single variant (most, when tasks, tenants and sources are
+    many) are placed without comparing anything, and the new variants alike are grouped by propagating
+    the earliest label along similar pairs, a few rounds of one query each."""
     # Databases from before variants existed: each detection's lesson id was its variant id.
     con.execute("UPDATE detections SET variant_id = lesson_id WHERE variant_id IS NULL AND lesson_id IS NOT NULL")
     con.execute(
@@ -94,62 +131,80 @@ def merge_variants(con: duckdb.DuckDBPyConnection, threshold: float) -> int:
         FROM detections d JOIN traces t USING (trace_id)
         LEFT JOIN lesson_variants v ON v.variant_id = d.variant_id
         WHERE d.variant_id IS NOT NULL
-        GROUP BY d.variant_id, d.detector, t.source, t.tenant, t.task, v.lesson_id
+        GROUP BY d.variant_id, d.detector, t.source, t.tenant, t.task, v.lesson_id;
+
+        CREATE OR REPLACE TEMP TABLE fresh AS
+        SELECT id, first_seen FROM variant_texts WHERE lesson_id IS NULL;
         """
     )
-    # Only blocks with a new variant need comparing.
+    placed = con.execute("SELECT count(*) FROM fresh").fetchone()[0]
+    if not placed:
+        con.execute("DROP TABLE variant_texts; DROP TABLE fresh")
+        return 0
+    # Only blocks with a new variant and another one need comparing.
     con.execute(
         """
         CREATE OR REPLACE TEMP TABLE variant_candidates AS
-        SELECT * FROM variant_texts
-        WHERE block IN (SELECT block FROM variant_texts WHERE lesson_id IS NULL)
+        SELECT id, block, text, lesson_id IS NOT NULL AS known FROM variant_texts
+        WHERE block IN (SELECT block FROM variant_texts GROUP BY block
+                        HAVING count(*) > 1 AND count(*) FILTER (WHERE lesson_id IS NULL) > 0)
         """
     )
-    fresh = {row[0]: row[1] for row in con.execute(
-        "SELECT id, first_seen FROM variant_candidates WHERE lesson_id IS NULL ORDER BY first_seen, id").fetchall()}
-    if not fresh:
-        return 0
-    known = dict(con.execute("SELECT id, lesson_id FROM variant_candidates WHERE lesson_id IS NOT NULL").fetchall())
-    pairs = similar_pairs(con, "variant_candidates", threshold)
-
-    # A new variant joins the known lesson it is most similar to.
-    placed: dict[str, tuple[str, float]] = {}
-    for a, b, j in sorted(pairs, key=lambda p: -p[2]):
-        for new, old in ((a, b), (b, a)):
-            if new in fresh and old in known and new not in placed:
-                placed[new] = (known[old], j)
-    # The rest group among themselves (union-find over the similar pairs); the earliest names the lesson.
-    parent = {v: v for v in fresh if v not in placed}
-
-    def root(v: str) -> str:
-        while parent[v] != v:
-            parent[v] = parent[parent[v]]
-            v = parent[v]
-        return v
-
-    best: dict[str, float] = {}
-    for a, b, j in pairs:
-        if a in parent and b in parent:
-            ra, rb = root(a), root(b)
-            if ra != rb:
-                first, second = sorted((ra, rb), key=lambda v: (fresh[v], v))
-                parent[second] = first
-            best[a], best[b] = max(best.get(a, 0), j), max(best.get(b, 0), j)
-    for v in parent:
-        placed[v] = (root(v), 1.0 if root(v) == v else best[v])
-    frame = pl.DataFrame([(v, lesson, round(j, 4)) for v, (lesson, j) in sorted(placed.items())],
-                         schema={"variant_id": pl.Utf8, "lesson_id": pl.Utf8, "similarity": pl.Float64}, orient="row")
-    con.register("placed_variants", frame)
-    con.execute("INSERT INTO lesson_variants SELECT *, now()::TIMESTAMP FROM placed_variants")
-    con.unregister("placed_variants")
+    find_similar(con, "variant_candidates", threshold)
     con.execute(
         """
-        UPDATE detections SET lesson_id = v.lesson_id FROM lesson_variants v
-        WHERE detections.variant_id = v.variant_id AND detections.lesson_id IS DISTINCT FROM v.lesson_id
+        CREATE OR REPLACE TEMP TABLE similar_edges AS
+        SELECT a AS x, b AS y, j FROM sim_pairs UNION ALL SELECT b, a, j FROM sim_pairs;
+
+        -- A new variant joins the known lesson it is most similar to.
+        CREATE OR REPLACE TEMP TABLE placed_variants AS
+        SELECT e.x AS variant_id, arg_min(v.lesson_id, (-e.j, e.y)) AS lesson_id, max(e.j) AS similarity
+        FROM similar_edges e SEMI JOIN fresh f ON f.id = e.x JOIN variant_texts v ON v.id = e.y AND v.lesson_id IS NOT NULL
+        GROUP BY e.x;
+
+        -- The rest group among themselves: each takes the earliest label along similar pairs.
+        CREATE OR REPLACE TEMP TABLE fresh_edges AS
+        SELECT e.x, e.y, e.j FROM similar_edges e
+        SEMI JOIN fresh a ON a.id = e.x SEMI JOIN fresh b ON b.id = e.y
+        WHERE e.x NOT IN (SELECT variant_id FROM placed_variants) AND e.y NOT IN (SELECT variant_id FROM placed_variants);
+
+        CREATE OR REPLACE TEMP TABLE labels AS
+        SELECT id, {'first_seen': first_seen, 'id': id} AS label FROM fresh
+        WHERE id NOT IN (SELECT variant_id FROM placed_variants);
         """
     )
-    con.execute("DROP TABLE variant_texts; DROP TABLE variant_candidates")
-    return len(placed)
+    while True:
+        con.execute(
+            """
+            CREATE OR REPLACE TEMP TABLE next_labels AS
+            SELECT l.id, least(l.label, min(n.label)) AS label
+            FROM labels l LEFT JOIN fresh_edges e ON e.x = l.id LEFT JOIN labels n ON n.id = e.y
+            GROUP BY l.id, l.label
+            """
+        )
+        changed = con.execute("SELECT count(*) FROM next_labels JOIN labels USING (id) "
+                              "WHERE next_labels.label <> labels.label").fetchone()[0]
+        con.execute("DROP TABLE labels; ALTER TABLE next_labels RENAME TO labels")
+        if not changed:
+            break
+    con.execute(
+        """
+        INSERT INTO lesson_variants
+        SELECT variant_id, lesson_id, round(similarity, 4), now()::TIMESTAMP FROM placed_variants
+        UNION ALL
+        SELECT l.id, l.label.id,
+               CASE WHEN l.label.id = l.id THEN 1.0 ELSE round(max(e.j), 4) END, now()::TIMESTAMP
+        FROM labels l LEFT JOIN fresh_edges e ON e.x = l.id
+        GROUP BY l.id, l.label;
+
+        UPDATE detections SET lesson_id = v.lesson_id FROM lesson_variants v
+        WHERE detections.variant_id = v.variant_id AND detections.lesson_id IS DISTINCT FROM v.lesson_id;
+
+        DROP TABLE variant_texts; DROP TABLE fresh; DROP TABLE variant_candidates; DROP TABLE sim_pairs;
+        DROP TABLE similar_edges; DROP TABLE placed_variants; DROP TABLE fresh_edges; DROP TABLE labels;
+        """
+    )
+    return placed
 
 
 def record_sightings(con: duckdb.DuckDBPyConnection, night: dt.date) -> None:
