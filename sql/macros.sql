@@ -80,3 +80,9 @@ CREATE OR REPLACE MACRO lw_field_problem(doc, field, numbers_ok) AS
            THEN 'field ''' || field || ''' must be a string'
       WHEN trim(doc->>field) = '' THEN 'field ''' || field || ''' is empty'
     END;
+
+-- An ISO-8601 time as a UTC timestamp: an offset (`Z`, `+02:00`) is honoured; a time without one is
+-- taken as UTC. NULL when the text is no time.
+CREATE OR REPLACE MACRO lw_utc(txt) AS
+    CASE WHEN regexp_matches(txt, '(Z|[+-]\d\d:?\d\d)$') THEN timezone('UTC', try_cast(txt AS TIMESTAMPTZ))
+         ELSE try_cast(txt AS TIMESTAMP) END;

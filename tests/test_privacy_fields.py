@@ -100,10 +100,17 @@ def otlp_records() -> list[dict]:
 
 
 def agent_kernel_records() -> list[dict]:
-    def trace(tid: str, action: dict) -> dict:
-        return {"kind": "agent_kernel.ActionTrace", "trace_id": tid, "goal": "Rotate backups", "result": "success",
-                "actions": [{"id": "a1", "type": "tool_call", "tool": "s3_list", "status": "ok", "output": "Listed.", **action}]}
-    return [trace("ak-clean", {}), trace("ak-args", {"args": {"access_key": secret("ak", 1)}})]
+    def action(aid: str, args: dict, correction: dict | None = None) -> dict:
+        return {"action_id": aid, "capability_id": "storage.rotate_backups", "principal_id": "ops-agent-2",
+                "token_id": "tok-1", "invoked_at": "2026-03-14T09:00:00+00:00", "response_mode": "summary",
+                "driver_id": "s3", "handle_id": None, "sensitivity": "NONE", "status": "succeeded",
+                "event_type": "invoke", "reason_code": None, "error": None, "args": args,
+                "result_summary": {"fact_count": 1, "row_count": 0, "warning_count": 0, "has_handle": False},
+                "correction": correction}
+    audit = {"seq": 0, "prev_hash": "0" * 64, "record_hash": "1a06",
+             "trace": action("ak-audit", {"bucket": "b", "headers": {"X-Amz-Security-Token": secret("ak", 2)}})}
+    return [action("ak-clean", {"bucket": "nightly"}), action("ak-args", {"bucket": "b", "access_key": secret("ak", 1)}),
+            audit, action("ak-note", {"bucket": "b"}, {"corrected_by": "ops", "note": "use --password " + secret("ak", 3)})]
 
 
 FORMATS = {
