@@ -34,6 +34,10 @@ CREATE OR REPLACE TABLE record_links (file_id BIGINT, record BIGINT, trace_id VA
 
 
 _NAME = re.compile(r"^[a-z0-9_-]+$")
+# A record's top-level keys as a short signature (sorted, at most 8, names only) over the JSON `r.doc`.
+KEY_SIGNATURE = """coalesce(nullif(array_to_string(list_transform(list_sort(list_distinct(json_keys(r.doc)))[1:8],
+        lambda k: CASE WHEN regexp_matches(k, '^[A-Za-z_][A-Za-z0-9_.-]{0,40}$') THEN k ELSE '…' END), ', ')
+        || CASE WHEN len(json_keys(r.doc)) > 8 THEN ', …' ELSE '' END, ''), 'none')"""
 SNIFF_RECORDS = 50  # a file's format is decided by its first records; the adapter judges every record
 
 
@@ -129,10 +133,13 @@ def adapt(con: duckdb.DuckDBPyConnection, adapters: list[Adapter], forced: str |
             """
         )
     known = ", ".join(names)
+    # A record no adapter reads is named by its top-level keys, so a user sees at once what it is. Keys
+    # that are not plain names (an address used as a key, say) are shown as `…`, never quoted.
     con.execute(
-        """
+        f"""
         INSERT INTO rejects
-        SELECT r.file_id, r.line, r.record, 'not a trace in any known format (known: ' || ? || ')'
+        SELECT r.file_id, r.line, r.record,
+               'not a trace in any known format (keys: ' || {KEY_SIGNATURE} || '; known: ' || ? || ')'
         FROM records r ANTI JOIN file_formats f USING (file_id)
         """,
         [known],

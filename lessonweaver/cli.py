@@ -19,6 +19,12 @@ def _prefect_defaults(quiet: bool) -> None:
         os.environ["PREFECT_LOGGING_LEVEL"] = "WARNING"
 
 
+def _counted(pairs: list[tuple[str, int]], shown: int = 6) -> str:
+    """`recovery_state ×8, agent_progress ×2, … (3 more)`"""
+    text = ", ".join(f"{name} ×{n}" for name, n in pairs[:shown])
+    return text + (f", … ({len(pairs) - shown} more)" if len(pairs) > shown else "")
+
+
 def _summary(run: dict) -> str:
     lines = [
         f"run {run['run_id']}: completed",
@@ -27,7 +33,8 @@ def _summary(run: dict) -> str:
         f" + {run['records_rejected']} rejected",
         f"traces:     {run['traces_loaded']} loaded, {run['traces_duplicate']} delivered again (kept once),"
         f" {run['traces_conflicting']} conflicting (rejected), {run['traces_quarantined']} quarantined",
-        f"events:     {run['events_loaded']} loaded ({run['unknown_event_types']} of unknown type, kept)",
+        f"events:     {run['events_loaded']} loaded ({run['unknown_event_types']} of unknown type, kept"
+        + (": " + _counted(run.get("unknown_types", [])) if run.get("unknown_types") else "") + ")",
     ]
     for reason, n in run["quarantine_reasons"].items():
         lines.append(f"  quarantined {n:>5}  {reason}")
@@ -44,6 +51,9 @@ def _summary(run: dict) -> str:
         lines.append("  (every rejected record, with its line and reason, is in the rejects table)")
     for path, note in run["file_notes"]:
         lines.append(f"  note: {path}: {note}")
+    for keys, n, first, files in run.get("unrecognised", [])[:5]:
+        lines.append(f"  not understood {n:>5}  record(s) with keys {{{keys}}} in {first}"
+                     + (f" and {files - 1} more file(s)" if files > 1 else ""))
     lines.append(f"detections: {run['detections']}")
     for detector, n in run["detections_by_detector"].items():
         lines.append(f"  {detector:<22} {n:>5}")

@@ -400,6 +400,18 @@ def run_tallies(con: duckdb.DuckDBPyConnection, run_id: str) -> dict:
         "detections_by_detector": dict(con.execute(
             "SELECT detector, count(*) FROM detections WHERE run_id = ? GROUP BY detector ORDER BY detector",
             [run_id]).fetchall()),
+        # what was read but not understood: event types no adapter maps, records no adapter reads
+        "unknown_types": con.execute(
+            """
+            SELECT raw_type, count(*) FROM events SEMI JOIN (SELECT trace_id FROM traces WHERE run_id = ?) USING (trace_id)
+            WHERE type = 'unknown' GROUP BY raw_type ORDER BY count(*) DESC, raw_type
+            """, [run_id]).fetchall(),
+        "unrecognised": con.execute(
+            """
+            SELECT regexp_extract(reason, '[(]keys: (.*); known: ', 1) AS keys, count(*), min(file), count(DISTINCT file)
+            FROM rejects WHERE run_id = ? AND starts_with(reason, 'not a trace in any known format (keys: ')
+            GROUP BY keys ORDER BY count(*) DESC, keys
+            """, [run_id]).fetchall(),
     }
 
 

@@ -29,8 +29,8 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures" / "bad_input"
 CONFLICT = "conflicting duplicate of trace_id "
 
 
-def unknown_format_reason() -> str:
-    return f"not a trace in any known format (known: {', '.join(a.format for a in load_adapters())})"
+def unknown_format_reason(keys: str) -> str:
+    return f"not a trace in any known format (keys: {keys}; known: {', '.join(a.format for a in load_adapters())})"
 
 
 # What each fixture must yield: its rejects as (line, reason), and its account (records, loaded, quarantined, rejected).
@@ -49,7 +49,7 @@ FIXTURE_REJECTS = {
     "wrong-types.jsonl": [(1, "field 'events' must be a list"), (2, "event 2 is not an object"),
                           (3, "event 1: missing required field 'id'"), (4, "event 2: missing required field 'type'")],
     "csv-named.json": [(n, "invalid JSON (expecting value at column 1)") for n in (1, 2, 3)],
-    "unknown-format.json": [(1, None)],  # the reason lists the installed adapters: unknown_format_reason()
+    "unknown-format.json": [(1, "generated, report, rows")],  # with the installed adapters: unknown_format_reason()
     "duplicates.jsonl": [(4, f"{CONFLICT}bi-dup-other from {FIXTURES / 'duplicates.jsonl'}")],
 }
 FIXTURE_ACCOUNTS = {
@@ -66,7 +66,8 @@ FIXTURE_NOTES = {
 
 
 def expected_rejects(name: str) -> list[tuple[int, str]]:
-    return [(line, reason or unknown_format_reason()) for line, reason in FIXTURE_REJECTS.get(name, [])]
+    return [(line, unknown_format_reason(reason) if name == "unknown-format.json" else reason)
+            for line, reason in FIXTURE_REJECTS.get(name, [])]
 
 
 def trace(tid: str, task: str = "Sort the inbox", events: list | None = None, **extra) -> dict:

@@ -1,6 +1,6 @@
-"""The agent_kernel adapter on what weaver-kernel itself writes (tests/fixtures/formats/agent_kernel/
-weaver_kernel/, made by running the library: see its README): the export envelope, the hash-chained
-audit log, bare traces from `weaver-kernel audit export`; and on records it must refuse."""
+"""The agent_kernel adapter on what weaver-kernel itself writes (tests/fixtures/formats/weaver_kernel/,
+made by running the library: see its README): the export envelope, the hash-chained audit log, bare
+traces from `weaver-kernel audit export`; and on records it must refuse."""
 
 import json
 from pathlib import Path
@@ -10,7 +10,7 @@ import pytest
 from conftest import REPO, rows, stage, write_jsonl
 from lessonweaver.batch import _account
 
-WEAVER = REPO / "tests" / "fixtures" / "formats" / "agent_kernel" / "weaver_kernel"
+WEAVER = REPO / "tests" / "fixtures" / "formats" / "weaver_kernel"
 
 
 def envelope(name: str) -> list[dict]:

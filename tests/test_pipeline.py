@@ -152,3 +152,18 @@ def test_console_script_subprocess(inputs: Path, tmp_path: Path):
     assert "lessons:    2 new, 2 total" in done.stdout
     assert MARKER not in done.stdout + done.stderr
     assert query_db(db, "SELECT count(*) FROM traces") == [(8,)]
+
+
+def test_the_summary_names_what_was_not_understood(prefect_server, tmp_path: Path, capsys):
+    """Unknown event types are kept and counted by name; records no adapter reads are counted by their
+    top-level keys, so a user sees at once what lessonweaver did not understand."""
+    folder = tmp_path / "in"
+    write_traces(folder, "t.jsonl", [trace("u1", [{"type": "recovery_state", "content": "checkpoint"},
+                                                  {"type": "recovery_state", "content": "checkpoint"},
+                                                  {"type": "vendor_ping", "content": "pong"}])])
+    (folder / "cases.jsonl").write_text("".join(json.dumps({"case_id": f"c{i}", "input": "x", "expected": []}) + "\n"
+                                               for i in range(3)))
+    assert main(["run", str(folder), "--db", str(tmp_path / "lw.duckdb"), "--out", str(tmp_path / "out"), "-q"]) == 0
+    out = capsys.readouterr().out
+    assert "(3 of unknown type, kept: recovery_state ×2, vendor_ping ×1)" in out
+    assert "not understood     3  record(s) with keys {case_id, expected, input} in " in out

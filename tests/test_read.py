@@ -79,11 +79,14 @@ def test_non_utf8_line_and_truncated_gzip(tmp_path):
 
 
 def test_unknown_format_is_rejected_with_a_clear_reason(tmp_path):
-    (tmp_path / "other.jsonl").write_text('{"name": "not a trace", "value": 3}\n')
+    (tmp_path / "other.jsonl").write_text('{"name": "not a trace", "value": 3}\n'
+                                          '{"jane.roe@example.com": 1, "b": 2, "a": {"deep": 1}}\n')
     con = stage([tmp_path])
-    (reject,) = rows(con, "SELECT * FROM rejects")
-    assert reject["reason"].startswith("not a trace in any known format (known: ")
-    assert "lessonweaver" in reject["reason"]
+    reasons = [r["reason"] for r in rows(con, "SELECT reason FROM rejects ORDER BY line")]
+    assert reasons[0].startswith("not a trace in any known format (keys: name, value; known: ")
+    assert "lessonweaver" in reasons[0]
+    # keys that are not plain names are not quoted (and the address was redacted anyway)
+    assert reasons[1].startswith("not a trace in any known format (keys: …, a, b; known: ")
 
 
 def test_duplicate_trace_ids(tmp_path):

@@ -1,10 +1,12 @@
 -- format: agent_kernel
 -- title: agent-kernel (weaver-kernel) ActionTraces: the export envelope, the JSONL audit log, bare traces
--- match: coalesce(doc->>'schema', '') = 'weaver_kernel.action_trace_export'
---   OR (json_exists(doc, '$.trace.action_id') AND json_exists(doc, '$.record_hash'))
---   OR (json_exists(doc, '$.action_id') AND json_exists(doc, '$.capability_id'))
---   OR coalesce(doc->>'kind', '') = 'agent_kernel.ActionTrace'
---   OR (json_exists(doc, '$.trace_id') AND json_exists(doc, '$.actions'))
+-- match: CASE WHEN list_has_any(json_keys(doc), ['schema', 'record_hash', 'action_id', 'kind', 'actions'])
+--   THEN coalesce(doc->>'schema', '') = 'weaver_kernel.action_trace_export'
+--     OR (json_exists(doc, '$.trace.action_id') AND json_exists(doc, '$.record_hash'))
+--     OR (json_exists(doc, '$.action_id') AND json_exists(doc, '$.capability_id'))
+--     OR coalesce(doc->>'kind', '') = 'agent_kernel.ActionTrace'
+--     OR (json_exists(doc, '$.trace_id') AND json_exists(doc, '$.actions'))
+--   ELSE false END
 -- priority: 310
 --
 -- weaver-kernel audits every capability call as an ActionTrace: one action (an invoke, a handle expansion
@@ -18,6 +20,8 @@
 -- The same action in an audit log and in an export of it is one trace: the copy with a correction, else the
 -- first, is used, and the other records are linked to it. Also read: the earlier interop shape
 -- {"kind": "agent_kernel.ActionTrace", trace_id, goal, actions[], result} of one trace with many actions.
+-- The match looks at the record's keys first: each JSON function parses the record again, and a record
+-- of tens of megabytes parsed several times at once can exhaust a batch's memory.
 
 CREATE OR REPLACE TEMP TABLE agent_kernel_docs AS
 SELECT file_id, file, line, record, doc,
