@@ -49,6 +49,13 @@ class Adapter:
     priority: int
     sql: SqlFile
     gathers: bool = False  # a trace is gathered from many records (and files), so its parts may be split
+    # SQL over a record's `doc`: does this record hold a whole trace? (a file whose first record does can be
+    # cut at line ends). Default: every record of a format that does not gather.
+    whole: str = ""
+
+    @property
+    def whole_sql(self) -> str:
+        return self.whole or ("false" if self.gathers else "true")
 
 
 def load_adapters(folder: Path | None = None) -> list[Adapter]:
@@ -65,15 +72,19 @@ def load_adapters(folder: Path | None = None) -> list[Adapter]:
         except ValueError as exc:
             raise SqlFileError(f"{path}: priority must be a whole number") from exc
         gathers = f.header.get("gathers", "no").strip().lower() in ("yes", "true")
-        adapters.append(Adapter(f.header["format"], f.header["title"], f.header["match"], priority, f, gathers))
+        adapters.append(Adapter(f.header["format"], f.header["title"], f.header["match"], priority, f, gathers,
+                                f.header.get("whole", "")))
     return sorted(adapters, key=lambda a: (-a.priority, a.format))
 
 
 def one_trace_per_line(path: str, adapters: list[Adapter], forced: str | None = None) -> bool:
-    """Is this a file whose every line is a whole trace (a format that does not gather)? Judged by its
-    first line; such a file can be cut at any line end and staged in parts."""
+    """Is this a file whose every line is a whole trace (a format that does not gather, or a record its
+    adapter's `whole` expression accepts)? Judged by its first line; such a file can be cut at any line end
+    and staged in parts."""
     if forced:
-        return not next(a.gathers for a in adapters if a.format == forced)
+        adapters = [a for a in adapters if a.format == forced]
+        if not adapters[0].whole:
+            return not adapters[0].gathers
     first = b""
     try:
         with open(path, "rb") as fh:
@@ -86,7 +97,7 @@ def one_trace_per_line(path: str, adapters: list[Adapter], forced: str | None = 
     con = duckdb.connect(config={"threads": 1})
     try:
         con.execute(sql_path("macros.sql").read_text(encoding="utf-8"))
-        cases = " ".join(f"WHEN ({a.match}) THEN {not a.gathers}" for a in adapters)
+        cases = " ".join(f"WHEN ({'true' if forced else a.match}) THEN ({a.whole_sql})" for a in adapters)
         row = con.execute(
             f"""
             SELECT CASE WHEN json_type(doc) = 'OBJECT' THEN (CASE {cases} ELSE false END) ELSE false END

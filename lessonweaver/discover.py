@@ -61,6 +61,10 @@ def _entry(path: str) -> InputFile:
     return InputFile(path=path, size=st.st_size, mtime=st.st_mtime)
 
 
+# Hidden folders are passed over (.git, .venv), except where coding agents keep their sessions.
+AGENT_HOMES = (".claude", ".codex")
+
+
 def discover(paths: list[str] | tuple[str, ...]) -> list[InputFile]:
     """Return the trace files under `paths`, sorted, each once."""
     found: dict[str, InputFile] = {}
@@ -70,7 +74,7 @@ def discover(paths: list[str] | tuple[str, ...]) -> list[InputFile]:
             found.setdefault(os.path.normpath(raw), _entry(os.path.normpath(raw)))
         elif p.is_dir():
             for root, dirs, files in os.walk(p):
-                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                dirs[:] = sorted(d for d in dirs if not d.startswith(".") or d in AGENT_HOMES)
                 for name in sorted(files):
                     if name.startswith(".") or not _is_trace_name(name):
                         continue

@@ -75,10 +75,15 @@ _MASKED = re.compile(r"redacted|\*{3,}|•{3,}|…|x{4,}", re.I)
 _SCHEME = re.compile(r"^(?:bearer|basic|token|digest)\s+", re.I)
 
 
+# A name in code (`args.api_key`, `settings.db.password`): where the secret comes from, not the secret.
+_CODE_REFERENCE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$")
+
+
 def placeholder(value: str) -> bool:
-    """A value that stands in for a secret rather than being one (`REDACTED`, `***`, `${TOKEN}`, ...)."""
+    """A value that stands in for a secret rather than being one (`REDACTED`, `***`, `${TOKEN}`,
+    `args.api_key`, ...)."""
     value = _SCHEME.sub("", value.strip(" \"'")).strip()
-    return not value or bool(_PLACEHOLDER_VALUE.match(value) or _MASKED.search(value))
+    return not value or bool(_PLACEHOLDER_VALUE.match(value) or _MASKED.search(value) or _CODE_REFERENCE.match(value))
 
 
 def _password_value(s: str) -> bool:
@@ -210,7 +215,7 @@ PATTERNS: tuple[Pattern, ...] = (
     Pattern("bearer_token", "secret", r"(?i)bearer\s+" + _TOKEN + r"{20,}", validate=_unmasked),
     Pattern("url_password", "secret", r"[a-zA-Z][a-zA-Z0-9+.\-]*:" + _JSON_SLASH + _JSON_SLASH + r"[^\s:/@\"\\]+:[^\s/@\"\\]+@[A-Za-z0-9.\-]+",
             validate=_url_password),
-    Pattern("password", "secret", r"(?i)(?:password|passwd|pwd|passphrase|client_?secret|api_?key|secret_?key)[\"']?\s*[:=]\s*[\"']?[^\s\"',;&]{6,}",
+    Pattern("password", "secret", r"(?i)(?:password|passwd|pwd|passphrase|client_?secret|api_?key|secret_?key)[\"']?\s*[:=]\s*[\"']?[^\s\"',;&()\\]{6,}",
             validate=_password_value),
     # A value under a key that names a secret: an object key, an OTLP attribute or header {key|name, value}
     # in either order, a [name, value] header pair; in JSON as written or JSON inside a JSON string.
@@ -238,8 +243,10 @@ BY_KIND = {p.kind: p for p in PATTERNS}
 
 # A match starts at the start of the text, after a character that cannot be part of it, or after a JSON
 # escape: in raw JSON, "Card:\n4111..." has the digits right after the letter n of the escape, where a
-# plain word boundary would not see a start. Group 1 is that lead, kept on redaction; group 2 the match.
-LEAD = r'(^|[^A-Za-z0-9_\\]|\\[nrtbf"/\\])'
+# plain word boundary would not see a start. Not after a dot: the digits after a decimal point are part
+# of a number (`"retryInMs":1067.2587378957041` holds no card number). Group 1 is that lead, kept on
+# redaction; group 2 the match.
+LEAD = r'(^|[^A-Za-z0-9_.\\]|\\[nrtbf"/\\])'
 
 
 def regex_for(p: Pattern) -> str:

@@ -275,6 +275,16 @@ def read_files(con: duckdb.DuckDBPyConnection, files: Iterable[InputFile], known
             )
         ) WHERE kind <> 'INVALID' OR regexp_matches(text, '[^ \\t\\r]');
 
+        -- A line that is not JSON and starts with // is a comment (JSONC, as some exporters and hand-edited
+        -- fixtures write): not a record, like a blank line, but counted in the file's note.
+        CREATE OR REPLACE TEMP TABLE comment_lines AS
+        SELECT file_id, count(*) AS n FROM records
+        WHERE kind = 'INVALID' AND line IS NOT NULL AND regexp_matches(doc, '^[ \\t]*//') GROUP BY file_id;
+        DELETE FROM records WHERE kind = 'INVALID' AND line IS NOT NULL AND regexp_matches(doc, '^[ \\t]*//');
+        UPDATE files SET note = coalesce(note || '; ', '') || c.n || ' comment line(s) (//) skipped'
+        FROM comment_lines c WHERE files.file_id = c.file_id;
+        DROP TABLE comment_lines;
+
         DROP TABLE documents;
         DROP VIEW file_text;
         DROP TABLE file_layouts;

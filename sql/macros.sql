@@ -86,3 +86,15 @@ CREATE OR REPLACE MACRO lw_field_problem(doc, field, numbers_ok) AS
 CREATE OR REPLACE MACRO lw_utc(txt) AS
     CASE WHEN regexp_matches(txt, '(Z|[+-]\d\d:?\d\d)$') THEN timezone('UTC', try_cast(txt AS TIMESTAMPTZ))
          ELSE try_cast(txt AS TIMESTAMP) END;
+
+-- The text of a chat message's content: a string as it is; a list of parts (OpenAI `text` /
+-- `input_text` / `output_text`, Anthropic `text` blocks, bare strings) joined by blank lines, other
+-- parts (images, tool calls and results) left out. NULL when there is no text.
+CREATE OR REPLACE MACRO lw_content_text(content) AS
+    CASE json_type(content)
+        WHEN 'VARCHAR' THEN nullif(content->>'$', '')
+        WHEN 'ARRAY' THEN nullif(array_to_string(list_filter(list_transform(json_extract(content, '$[*]'),
+            lambda p: CASE WHEN json_type(p) = 'VARCHAR' THEN p->>'$'
+                           WHEN coalesce(p->>'type', 'text') IN ('text', 'input_text', 'output_text') THEN p->>'text' END),
+            lambda t: t IS NOT NULL AND t <> ''), chr(10) || chr(10)), '')
+    END;

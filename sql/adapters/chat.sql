@@ -1,0 +1,221 @@
+-- format: chat
+-- title: chat transcripts: OpenAI chat-completions messages, Anthropic Messages content blocks, tau-bench results
+-- match: CASE WHEN list_has_any(json_keys(doc), ['messages', 'traj', 'role'])
+--   THEN json_type(doc, '$.messages') = 'ARRAY'
+--     OR (json_type(doc, '$.traj') = 'ARRAY' AND json_exists(doc, '$.task_id'))
+--     OR (json_type(doc, '$.role') = 'VARCHAR'
+--         AND (json_exists(doc, '$.content') OR json_exists(doc, '$.tool_calls') OR json_exists(doc, '$.function_call')))
+--   ELSE false END
+-- priority: 250
+-- gathers: yes
+-- whole: NOT (json_type(doc, '$.role') = 'VARCHAR')
+--
+-- A conversation is a trace. It is written three ways:
+--   - a record with `messages` (the fine-tuning and API request shape; JSON Lines, or one object per file):
+--     its `id`, `conversation_id` or `trace_id` is the trace id, else a hash of the file and the record;
+--   - a file of bare messages (a JSON array of them, or one per line): the file is the conversation,
+--     its trace id a hash of the file's path;
+--   - a tau-bench results file, a JSON array of {task_id, trial, reward, info, traj}: each item is a
+--     conversation (`traj`), `reward` an evaluation (1 passed, below 1 failed). `info` holds the grader's
+--     expected actions: it is not part of the conversation and is not read.
+-- The system prompt is the trace's context (traces.extra.system), not an event; the first user message
+-- is the task. User and assistant text become user_message and assistant_message (the last assistant text
+-- is the final_answer); assistant tool calls (OpenAI `tool_calls`, `function_call`, Anthropic `tool_use`
+-- blocks) become tool_call events, and `tool` / `function` messages and Anthropic `tool_result` blocks
+-- tool_result events, paired with their call by its id. A tool result that reports an error (`is_error`,
+-- text starting with Error or Exception, a JSON object with an `error` key) is a failed tool result.
+
+CREATE OR REPLACE TEMP TABLE chat_docs AS
+SELECT file_id, file, line, record, doc,
+       CASE WHEN json_type(doc, '$.traj') = 'ARRAY' AND json_exists(doc, '$.task_id') THEN 'tau'
+            WHEN json_exists(doc, '$.messages') THEN 'conversation'
+            ELSE 'message' END AS shape
+FROM records_in;
+
+-- One conversation per record, or per file for bare messages: `unit` is the record a conversation starts at.
+CREATE OR REPLACE TEMP TABLE chat_units AS
+SELECT file_id, record AS unit, any_value(file) AS file, any_value(line) AS line, any_value(shape) AS shape,
+       any_value(doc) AS doc,
+       CASE any_value(shape)
+         WHEN 'tau' THEN 'tau-' || (any_value(doc)->>'task_id') || '-' || coalesce(any_value(doc)->>'trial', '0')
+                         || '-' || substr(md5(any_value(file)), 1, 6)
+         ELSE coalesce(nullif(trim(coalesce(any_value(doc)->>'id', any_value(doc)->>'conversation_id',
+                                            any_value(doc)->>'trace_id')), ''),
+                       'chat-' || substr(md5(any_value(file) || '#' || record), 1, 16))
+       END AS trace_id
+FROM chat_docs WHERE shape <> 'message' GROUP BY file_id, record
+UNION ALL
+SELECT file_id, min(record), any_value(file), arg_min(line, record), 'message', NULL,
+       'chat-' || substr(md5(any_value(file)), 1, 16)
+FROM chat_docs WHERE shape = 'message' GROUP BY file_id;
+
+-- Every message in conversation order (pos), with the record it came from.
+CREATE OR REPLACE TEMP TABLE chat_messages AS
+SELECT file_id, unit, record, pos, msg, json_type(msg) AS t_msg,
+       from_json(msg, '{"role": "VARCHAR", "content": "JSON", "name": "VARCHAR", "tool_call_id": "VARCHAR",
+                        "tool_calls": "JSON", "function_call": "JSON"}') AS m
+FROM (
+    SELECT file_id, record AS unit, record, generate_subscripts(items, 1) AS pos, unnest(items) AS msg
+    FROM (SELECT file_id, record, CASE shape WHEN 'tau' THEN json_extract(doc, '$.traj[*]')
+                                             ELSE json_extract(doc, '$.messages[*]') END AS items
+          FROM chat_docs WHERE shape <> 'message'
+            AND json_type(doc, CASE shape WHEN 'tau' THEN '$.traj' ELSE '$.messages' END) = 'ARRAY')
+    UNION ALL
+    SELECT d.file_id, u.unit, d.record, d.record, d.doc
+    FROM chat_docs d JOIN chat_units u ON u.file_id = d.file_id AND u.shape = 'message'
+    WHERE d.shape = 'message'
+);
+
+-- The first thing wrong with each record.
+CREATE OR REPLACE TEMP TABLE chat_problems AS
+SELECT file_id, record, 'field ''' || CASE shape WHEN 'tau' THEN 'traj' ELSE 'messages' END || ''' must be a list' AS problem
+FROM chat_docs
+WHERE shape <> 'message' AND json_type(doc, CASE shape WHEN 'tau' THEN '$.traj' ELSE '$.messages' END) <> 'ARRAY'
+UNION ALL
+SELECT file_id, record, arg_min(problem, pos) FROM (
+    SELECT m.file_id, m.record, m.pos,
+           CASE WHEN d.shape = 'message' THEN '' ELSE CASE d.shape WHEN 'tau' THEN 'traj' ELSE 'messages' END
+                || '[' || (m.pos - 1) || ']: ' END
+           || CASE WHEN m.t_msg <> 'OBJECT' THEN 'not an object'
+                   WHEN nullif(trim(m.m.role), '') IS NULL THEN 'missing required field ''role'''
+                   WHEN coalesce(json_type(m.msg, '$.tool_calls'), 'NULL') NOT IN ('NULL', 'ARRAY')
+                        THEN 'field ''tool_calls'' must be a list' END AS problem
+    FROM chat_messages m JOIN chat_docs d USING (file_id, record)
+) WHERE problem IS NOT NULL GROUP BY file_id, record;
+
+INSERT INTO rejects (file_id, line, record, reason)
+SELECT d.file_id, d.line, d.record, p.problem FROM chat_problems p JOIN chat_docs d USING (file_id, record);
+
+-- The parts of each message that become events, in order: its text (sub 0), then its tool calls or
+-- tool result blocks. A file of bare messages loses only its bad records; a conversation record with a
+-- bad message is rejected whole.
+CREATE OR REPLACE TEMP TABLE chat_parts AS
+WITH ok AS (SELECT * FROM chat_messages ANTI JOIN chat_problems USING (file_id, record)),
+blocks AS (
+    SELECT file_id, unit, record, pos, lower(m.role) AS role, generate_subscripts(items, 1) AS sub, unnest(items) AS b
+    FROM (SELECT *, json_extract(m.content, '$[*]') AS items FROM ok WHERE json_type(m.content) = 'ARRAY')
+),
+calls AS (
+    SELECT file_id, unit, record, pos, generate_subscripts(items, 1) AS sub, unnest(items) AS c
+    FROM (SELECT *, json_extract(m.tool_calls, '$[*]') AS items FROM ok WHERE json_type(m.tool_calls) = 'ARRAY')
+)
+-- the text of a user, assistant or tool message (a tool message is a tool result)
+SELECT file_id, unit, record, pos, 0 AS sub, lower(m.role) AS role,
+       CASE WHEN lower(m.role) IN ('tool', 'function') THEN 'tool_result'
+            WHEN lower(m.role) IN ('user', 'human') THEN 'user_message'
+            WHEN lower(m.role) IN ('assistant', 'ai', 'model', 'bot') THEN 'assistant_message'
+            ELSE 'unknown' END AS kind,
+       lw_content_text(m.content) AS text,
+       m.tool_call_id AS call_id, CASE WHEN lower(m.role) IN ('tool', 'function') THEN m.name END AS tool_name,
+       NULL::JSON AS args, NULL::BOOLEAN AS is_error, m.role AS raw_role
+FROM ok
+WHERE lower(m.role) NOT IN ('system', 'developer')
+  AND (lw_content_text(m.content) IS NOT NULL OR lower(m.role) IN ('tool', 'function'))
+UNION ALL
+-- OpenAI tool calls
+SELECT file_id, unit, record, pos, sub, 'assistant', 'tool_call',
+       c->'function'->>'name', c->>'id', c->'function'->>'name',
+       CASE WHEN json_valid(c->'function'->>'arguments') THEN (c->'function'->>'arguments')::JSON
+            ELSE to_json(c->'function'->>'arguments') END, NULL, 'assistant'
+FROM calls
+UNION ALL
+-- the older single function_call
+SELECT file_id, unit, record, pos, 1, 'assistant', 'tool_call', m.function_call->>'name', NULL,
+       m.function_call->>'name',
+       CASE WHEN json_valid(m.function_call->>'arguments') THEN (m.function_call->>'arguments')::JSON
+            ELSE to_json(m.function_call->>'arguments') END, NULL, 'assistant'
+FROM ok WHERE json_type(m.function_call) = 'OBJECT'
+UNION ALL
+-- Anthropic blocks: tool_use in an assistant message, tool_result in a user message
+SELECT file_id, unit, record, pos, sub, role,
+       CASE b->>'type' WHEN 'tool_use' THEN 'tool_call' ELSE 'tool_result' END,
+       CASE b->>'type' WHEN 'tool_use' THEN b->>'name'
+            ELSE coalesce(lw_content_text(b->'content'), CASE WHEN json_type(b, '$.content') = 'VARCHAR' THEN b->>'content' END) END,
+       coalesce(b->>'id', b->>'tool_use_id'), CASE b->>'type' WHEN 'tool_use' THEN b->>'name' END,
+       CASE b->>'type' WHEN 'tool_use' THEN b->'input' END, lw_bool(b->>'is_error'), role
+FROM blocks WHERE b->>'type' IN ('tool_use', 'tool_result');
+
+-- A tool result takes its tool from the call it answers (the call before it with that id), and failed
+-- when it says so: `is_error`, text that starts with an error, a JSON object with an `error` key.
+CREATE OR REPLACE TEMP TABLE chat_events AS
+SELECT p.*, coalesce(p.tool_name, c.tool_name) AS tool,
+       p.kind = 'tool_result' AND (coalesce(p.is_error, false)
+           OR regexp_matches(coalesce(p.text, ''), '^\s*(Error|ERROR|error|Exception|Traceback)\b')
+           OR CASE WHEN json_valid(p.text) THEN json_type(p.text) = 'OBJECT' AND json_exists(p.text, '$.error')
+                   ELSE false END) AS failed,
+       row_number() OVER (PARTITION BY p.file_id, p.unit ORDER BY p.pos, p.sub) AS seq,
+       p.kind = 'assistant_message'
+           AND (p.pos, p.sub) = max((p.pos, p.sub)) FILTER (WHERE p.kind = 'assistant_message')
+                                OVER (PARTITION BY p.file_id, p.unit) AS is_final
+FROM chat_parts p
+LEFT JOIN (SELECT DISTINCT ON (file_id, unit, call_id) file_id, unit, call_id, tool_name FROM chat_parts
+           WHERE kind = 'tool_call' AND call_id IS NOT NULL ORDER BY file_id, unit, call_id, pos, sub) c
+       ON p.kind = 'tool_result' AND c.file_id = p.file_id AND c.unit = p.unit AND c.call_id = p.call_id;
+
+INSERT INTO traces (trace_id, format, source, task, outcome, tenant, file, line, started_at, ended_at,
+                    metadata, extra, file_id, record)
+SELECT u.trace_id, 'chat',
+       coalesce(u.doc->>'source', u.doc->'metadata'->>'source', u.doc->>'agent',
+                nullif(regexp_extract(u.file, '([^/]+)/[^/]+$', 1), ''), 'chat'),
+       (SELECT lw_clip(arg_min(e.text, e.seq), 300) FROM chat_events e
+        WHERE e.file_id = u.file_id AND e.unit = u.unit AND e.kind = 'user_message'),
+       CASE WHEN u.shape = 'tau' AND json_exists(u.doc, '$.reward')
+            THEN CASE WHEN try_cast(u.doc->>'reward' AS DOUBLE) >= 1 THEN 'success' ELSE 'failed' END
+            ELSE u.doc->>'outcome' END,
+       coalesce(u.doc->'metadata'->>'tenant_id', u.doc->>'tenant_id'), u.file, u.line, NULL, NULL,
+       CASE WHEN u.shape = 'tau' THEN json_object('task_id', u.doc->'task_id', 'trial', u.doc->'trial')
+            ELSE u.doc->'metadata' END,
+       -- the system prompt is the conversation's context; other fields of the record are kept too
+       nullif(json_merge_patch(
+           CASE WHEN u.shape = 'conversation'
+                THEN json_merge_patch(u.doc, '{"messages":null,"id":null,"conversation_id":null,"trace_id":null,"metadata":null}')
+                ELSE '{}' END,
+           json_object('system', coalesce((SELECT string_agg(lw_content_text(m.m.content), chr(10) || chr(10) ORDER BY m.pos)
+                                            FROM chat_messages m WHERE m.file_id = u.file_id AND m.unit = u.unit
+                                              AND lower(m.m.role) IN ('system', 'developer')),
+                                           lw_content_text(u.doc->'system')),  -- Anthropic's top-level system
+                       'model', u.doc->>'model'))::VARCHAR, '{}')::JSON,
+       u.file_id, u.unit
+FROM chat_units u
+WHERE u.shape = 'message' OR NOT EXISTS (SELECT 1 FROM chat_problems p WHERE p.file_id = u.file_id AND p.record = u.unit);
+
+INSERT INTO events (trace_id, seq, event_id, type, raw_type, content, status, success, tool_name, ts,
+                    parent_id, metadata, extra, file_id, record)
+SELECT u.trace_id, e.seq, 'm' || e.pos || CASE WHEN e.sub > 0 THEN '.' || e.sub ELSE '' END,
+       CASE WHEN e.is_final THEN 'final_answer' ELSE e.kind END,
+       CASE WHEN e.kind IN ('tool_call', 'tool_result') AND e.raw_role NOT IN ('tool', 'function')
+            THEN e.raw_role || ':' || e.kind ELSE e.raw_role END,
+       e.text,
+       CASE WHEN e.kind = 'tool_result' THEN CASE WHEN e.failed THEN 'error' ELSE 'ok' END END,
+       CASE WHEN e.kind = 'tool_result' THEN NOT e.failed END,
+       CASE WHEN e.kind IN ('tool_call', 'tool_result') THEN e.tool END,
+       NULL, NULL,
+       CASE WHEN e.kind = 'tool_call' THEN json_object('arguments', e.args, 'tool_call_id', e.call_id)
+            WHEN e.kind = 'tool_result' AND e.call_id IS NOT NULL THEN json_object('tool_call_id', e.call_id) END,
+       NULL, e.file_id, e.record
+FROM chat_events e JOIN chat_units u ON u.file_id = e.file_id AND u.unit = e.unit
+SEMI JOIN traces t ON t.trace_id = u.trace_id AND t.format = 'chat'
+UNION ALL
+-- tau-bench's reward: the conversation's evaluation, after its last message
+SELECT u.trace_id, coalesce((SELECT max(e.seq) FROM chat_events e WHERE e.file_id = u.file_id AND e.unit = u.unit), 0) + 1,
+       'reward', 'evaluation_result', 'reward', 'reward ' || (u.doc->>'reward'),
+       CASE WHEN try_cast(u.doc->>'reward' AS DOUBLE) >= 1 THEN 'passed' ELSE 'failed' END,
+       try_cast(u.doc->>'reward' AS DOUBLE) >= 1, NULL, NULL, NULL,
+       json_object('reward', u.doc->'reward'), NULL, u.file_id, u.unit
+FROM chat_units u SEMI JOIN traces t ON t.trace_id = u.trace_id AND t.format = 'chat'
+WHERE u.shape = 'tau' AND json_exists(u.doc, '$.reward');
+
+-- A bare-message record that made no event (an empty system message, say) still belongs to its conversation.
+INSERT INTO record_links (file_id, record, trace_id)
+SELECT m.file_id, m.record, u.trace_id FROM chat_messages m JOIN chat_units u USING (file_id, unit)
+SEMI JOIN traces t ON t.trace_id = u.trace_id AND t.format = 'chat'
+WHERE u.shape = 'message'
+  AND NOT EXISTS (SELECT 1 FROM chat_events e WHERE e.file_id = m.file_id AND e.record = m.record)
+  AND NOT EXISTS (SELECT 1 FROM chat_problems p WHERE p.file_id = m.file_id AND p.record = m.record);
+
+DROP TABLE chat_docs;
+DROP TABLE chat_units;
+DROP TABLE chat_messages;
+DROP TABLE chat_problems;
+DROP TABLE chat_parts;
+DROP TABLE chat_events;
