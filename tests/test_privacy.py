@@ -126,8 +126,10 @@ def test_the_audit_finds_quarantined_ids_in_report_files(tmp_path: Path):
     con.execute("INSERT INTO quarantine (trace_id, file, reason) SELECT 'held-' || i, 'f.jsonl', 'secret:jwt' "
                 "FROM range(1000, 21000) t(i)")
     con.execute("INSERT INTO quarantine (trace_id, file, reason) VALUES ('tiny', 'f.jsonl', 'tag:sensitivity')")
+    # a session file named after its session: the report names the file, which is not the trace's content
+    con.execute("INSERT INTO quarantine (trace_id, file, reason) VALUES ('5d0c9e4a-7b1f', 'projects/5d0c9e4a-7b1f.jsonl', 'secret:jwt')")
     clean, leaky = tmp_path / "clean.md", tmp_path / "leaky.md"
-    clean.write_text("lessons from held-99 and tiny-looking traces\n")  # held-99 is not quarantined; tiny is too short
+    clean.write_text("lessons from held-99 and tiny-looking traces; kept out: projects/5d0c9e4a-7b1f.jsonl\n")
     leaky.write_text("see (held-20999) and held-1234.\n")
     found = [(Path(f.place).name, f.kind, f.sample) for f in audit.audit_files(con, [str(clean), str(leaky)])]
     # held-20999 holds held-2099 too: ids are searched as substrings, whatever surrounds them

@@ -113,6 +113,55 @@ def agent_kernel_records() -> list[dict]:
             audit, action("ak-note", {"bucket": "b"}, {"corrected_by": "ops", "note": "use --password " + secret("ak", 3)})]
 
 
+def chat_records() -> list[dict]:
+    def conversation(cid: str, arguments: dict, tool_use_input: dict) -> dict:
+        return {"id": cid, "messages": [
+            {"role": "user", "content": "Reset the staging database."},
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "db_reset", "arguments": json.dumps(arguments)}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "done"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t2", "name": "notify", "input": tool_use_input}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t2", "content": "sent"}]}]}
+    return [conversation("ch-clean", {"env": "staging"}, {"channel": "ops"}),
+            conversation("ch-args", {"env": "staging", "password": secret("ch", 1)}, {"channel": "ops"}),
+            conversation("ch-input", {"env": "staging"}, {"channel": "ops", "webhook_token": secret("ch", 2)})]
+
+
+def claude_code_records(session: str, command: str) -> list[dict]:
+    base = {"isSidechain": False, "userType": "external", "cwd": "/home/dev/app", "sessionId": session, "version": "2.1.30"}
+    return [
+        {**base, "type": "user", "uuid": f"{session}-1", "parentUuid": None, "timestamp": "2026-02-10T09:00:00Z",
+         "message": {"role": "user", "content": "Restart the worker."}},
+        {**base, "type": "assistant", "uuid": f"{session}-2", "parentUuid": f"{session}-1", "timestamp": "2026-02-10T09:00:05Z",
+         "message": {"id": "msg_1", "role": "assistant", "model": "m",
+                     "content": [{"type": "tool_use", "id": f"toolu_{session}", "name": "Bash", "input": {"command": command}}]}},
+        {**base, "type": "user", "uuid": f"{session}-3", "parentUuid": f"{session}-2", "timestamp": "2026-02-10T09:00:09Z",
+         "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"toolu_{session}", "content": "ok"}]}},
+    ]
+
+
+def codex_records(session: str, arguments: dict) -> list[dict]:
+    return [
+        {"timestamp": "2026-02-11T14:00:00Z", "type": "session_meta", "payload": {"id": session, "cwd": "/home/dev/app", "cli_version": "0.58.0"}},
+        {"timestamp": "2026-02-11T14:00:01Z", "type": "event_msg", "payload": {"type": "user_message", "message": "Deploy it."}},
+        {"timestamp": "2026-02-11T14:00:02Z", "type": "response_item",
+         "payload": {"type": "function_call", "name": "shell", "arguments": json.dumps(arguments), "call_id": "call_1"}},
+        {"timestamp": "2026-02-11T14:00:03Z", "type": "response_item",
+         "payload": {"type": "function_call_output", "call_id": "call_1", "output": "Exit code: 0\nOutput:\nok"}},
+    ]
+
+
+# Session formats keep a trace per file: each planted session is a file of its own.
+SESSION_FILES = {
+    "claude_code": [("cc-clean.jsonl", claude_code_records("cc-clean", "systemctl restart worker")),
+                    ("cc-env.jsonl", claude_code_records("cc-env", f"export OPENAI_API_KEY={secret('cc', 1)} && ./run")),
+                    ("cc-flag.jsonl", claude_code_records("cc-flag", f"mysql --password {secret('cc', 2)} -e 'select 1'"))],
+    "codex": [("cx-clean.jsonl", codex_records("cx-clean", {"command": ["bash", "-lc", "make deploy"]})),
+              ("cx-args.jsonl", codex_records("cx-args", {"command": ["bash", "-lc", "make deploy"],
+                                                          "env": {"DEPLOY_TOKEN": secret("cx", 1)}}))],
+}
+
+
 FORMATS = {
     "lessonweaver": (lessonweaver_records, "lw-clean"),
     "traceevent": (traceevent_records, "te-clean"),
@@ -120,11 +169,25 @@ FORMATS = {
     "gdev": (gdev_records, "gd-clean"),
     "otlp": (otlp_records, "00000000000000000000000000000c1e"),
     "agent_kernel": (agent_kernel_records, "ak-clean"),
+    "chat": (chat_records, "ch-clean"),
 }
 
 
 def planted_values() -> list[str]:
-    return [secret(fmt, n) for fmt in ("lw", "te", "st", "gd", "ot", "ak") for n in range(1, 6)]
+    return [secret(fmt, n) for fmt in ("lw", "te", "st", "gd", "ot", "ak", "ch", "cc", "cx") for n in range(1, 6)]
+
+
+@pytest.mark.parametrize("fmt", SESSION_FILES)
+def test_a_secret_in_a_session_quarantines_the_session(fmt: str, tmp_path: Path):
+    for name, records in SESSION_FILES[fmt]:
+        write_jsonl(tmp_path / name, records)
+    con = stage([tmp_path])
+    assert rows(con, "SELECT reason FROM rejects") == []
+    assert {r["format"] for r in rows(con, "SELECT format FROM traces")} == {fmt}
+    clean = SESSION_FILES[fmt][0][0].removesuffix(".jsonl")
+    assert [r["trace_id"] for r in rows(con, "SELECT trace_id FROM traces")] == [clean]
+    reasons = [r["reason"] for r in rows(con, "SELECT reason FROM quarantine")]
+    assert len(reasons) == len(SESSION_FILES[fmt]) - 1 and all(r.startswith("secret:") for r in reasons), reasons
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -144,6 +207,9 @@ def test_no_planted_value_reaches_the_database_a_report_or_a_log(prefect_server,
     folder.mkdir()
     for fmt, (make, _) in FORMATS.items():
         write_jsonl(folder / f"{fmt}.jsonl", make())
+    for fmt, files in SESSION_FILES.items():
+        for name, records in files:
+            write_jsonl(folder / name, records)
     db, out = tmp_path / "lw.duckdb", tmp_path / "reports"
     assert main(["run", str(folder), "--db", str(db), "--out", str(out)]) == 0
     printed = capfd.readouterr()
