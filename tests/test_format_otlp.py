@@ -97,8 +97,9 @@ def test_span_lines_make_one_trace_per_trace_id():
     con = stage([OTLP / "spans.jsonl"])
     assert rejects(con) == [(4, "missing required field 'traceId'"), (7, "invalid JSON (unexpected end of input)")]
     traces = {t["trace_id"]: t for t in rows(con, "SELECT * FROM traces")}
+    # no task attribute: the root's user input (OpenInference input.value) is the task, else the root's name
     assert {tid: (t["source"], t["task"], t["outcome"], t["line"]) for tid, t in traces.items()} == {
-        "refund-7f3a": ("support-bot", "answer_refund_question", "success", 1),
+        "refund-7f3a": ("support-bot", "Can I get a refund for order 1182?", "success", 1),
         "deploy-91b0": ("deploy-bot", "deploy_service", "failed", 2),
     }
 

@@ -16,12 +16,15 @@ def test_every_sample_loads_in_one_run():
     con = stage([SAMPLES])
     rejected = rows(con, "SELECT f.path, count(*) AS n FROM rejects JOIN files f USING (file_id) GROUP BY 1")
     assert [(r["path"].split("samples/")[1], r["n"]) for r in rejected] == [(NOT_TRACES, 6)]
+    assert rows(con, "SELECT reason FROM quarantine") == []
     by_format = dict(con.execute("SELECT format, count(*) FROM traces GROUP BY 1").fetchall())
-    assert by_format == {"lessonweaver": 14, "traceevent": 15, "stream": 6, "otlp": 1, "agent_kernel": 1}
-    formats = {r["path"].split("samples/")[1].split("/")[0]: r["format"] for r in rows(
-        con, "SELECT path, format FROM files JOIN file_formats USING (file_id)")}
+    assert by_format == {"lessonweaver": 14, "traceevent": 15, "stream": 6, "otlp": 1, "agent_kernel": 1,
+                         "chat": 40, "claude_code": 7, "codex": 3}
+    formats = {"/".join(r["path"].split("samples/")[1].split("/")[:2 if "coding-agents" in r["path"] else 1]): r["format"]
+               for r in rows(con, "SELECT path, format FROM files JOIN file_formats USING (file_id)")}
     assert formats == {"lessonweaver": "lessonweaver", "agent-arena": "traceevent", "stream": "stream",
-                       "otlp": "otlp", "other": "agent_kernel"}
+                       "otlp": "otlp", "other": "agent_kernel", "tau-bench": "chat",
+                       "coding-agents/cc-session-share": "claude_code", "coding-agents/codex-openprintkit": "codex"}
     assert con.execute("SELECT count(*) FROM events WHERE type = 'unknown'").fetchone()[0] == 0
 
 
