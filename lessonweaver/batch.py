@@ -29,7 +29,8 @@ OUTPUTS = {
                         WHERE rt.trace_id IN (SELECT trace_id FROM traces UNION ALL SELECT trace_id FROM quarantine)""",
     "events": """SELECT trace_id, seq, event_id, type, raw_type, content, status, success, tool_name, ts,
                         parent_id, metadata, extra FROM events""",
-    "detections": """SELECT detector, trace_id, event_id, seq, severity, evidence, problem, lesson, lesson_id
+    "detections": """SELECT detector, trace_id, event_id, seq, severity, evidence, problem, lesson, lesson_id,
+                            category, confidence, lesson_key
                      FROM detections""",
     "quarantine": """SELECT q.trace_id, f.path AS file, r.line, q.reason
                      FROM quarantine q

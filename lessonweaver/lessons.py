@@ -31,13 +31,18 @@ BUCKET_HEADS = 3  # in a MinHash bucket, each new variant is compared with this 
 # Severity weight in the priority score: a critical problem outranks many low ones.
 SEVERITY_WEIGHT = {"info": 0.5, "low": 1, "medium": 2, "high": 3, "critical": 5}
 RECENCY_HALF_LIFE = 7.0  # nights after which a lesson's priority halves if it is not seen again
+# An agent's or a policy's mistake is a lesson for the agent; an environment problem (an expired key, a
+# provider outage) is one for operators, ranked below; an inferred finding below one read from a record.
+CATEGORY_WEIGHT = {"agent": 1.0, "policy": 1.0, "producer_flag": 0.9, "environment": 0.5}
+CONFIDENCE_WEIGHT = {"certain": 1.0, "likely": 0.6}
 
 
 def register_detectors(con: duckdb.DuckDBPyConnection, detectors: list[Detector]) -> None:
     con.execute("DELETE FROM detectors")
     con.executemany(
-        "INSERT INTO detectors VALUES (?, ?, ?, ?, ?)",
-        [(d.id, d.title, d.severity, d.description, str(d.sql.path)) for d in detectors],
+        "INSERT INTO detectors (detector, title, severity, description, path, category, confidence) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [(d.id, d.title, d.severity, d.description, str(d.sql.path), d.category, d.confidence) for d in detectors],
     )
 
 
@@ -124,14 +129,18 @@ def merge_variants(con: duckdb.DuckDBPyConnection, threshold: float) -> int:
         """
         CREATE OR REPLACE TEMP TABLE variant_texts AS
         SELECT d.variant_id AS id,
-               concat_ws('|', d.detector, coalesce(t.source, ''), coalesce(t.tenant, ''), lw_normalise(t.task)) AS block,
+               -- a detection with a lesson key is grouped by it, not by source and task
+               any_value(CASE WHEN d.lesson_key IS NOT NULL
+                              THEN concat_ws('|', d.detector, coalesce(t.tenant, ''), 'key:' || d.lesson_key)
+                              ELSE concat_ws('|', d.detector, coalesce(t.source, ''), coalesce(t.tenant, ''),
+                                             lw_normalise(t.task)) END) AS block,
                lw_normalise(arg_min(d.evidence, (d.detected_at, d.trace_id))) AS text,
                min(d.detected_at) AS first_seen,
-               v.lesson_id
+               any_value(v.lesson_id) AS lesson_id
         FROM detections d JOIN traces t USING (trace_id)
         LEFT JOIN lesson_variants v ON v.variant_id = d.variant_id
         WHERE d.variant_id IS NOT NULL
-        GROUP BY d.variant_id, d.detector, t.source, t.tenant, t.task, v.lesson_id;
+        GROUP BY d.variant_id;
 
         CREATE OR REPLACE TEMP TABLE fresh AS
         SELECT id, first_seen FROM variant_texts WHERE lesson_id IS NULL;
@@ -229,6 +238,8 @@ def weave(con: duckdb.DuckDBPyConnection, run_id: str, night: dt.date, resolve_a
     Returns (lessons new in this run and not rejected, lessons in all)."""
     rank = " ".join(f"WHEN '{s}' THEN {i}" for i, s in enumerate(SEVERITIES))
     weight = " ".join(f"WHEN '{s}' THEN {w}" for s, w in SEVERITY_WEIGHT.items())
+    category = " ".join(f"WHEN '{c}' THEN {w}" for c, w in CATEGORY_WEIGHT.items())
+    confidence = " ".join(f"WHEN '{c}' THEN {w}" for c, w in CONFIDENCE_WEIGHT.items())
     con.execute("BEGIN TRANSACTION")
     try:
         con.execute("CREATE OR REPLACE TEMP TABLE previous_lessons AS SELECT lesson_id FROM lessons")
@@ -251,7 +262,11 @@ def weave(con: duckdb.DuckDBPyConnection, run_id: str, night: dt.date, resolve_a
                        arg_min(d.task, (d.detected_at, d.trace_id, d.seq)) AS task,
                        any_value(d.tenant) AS tenant,
                        coalesce(any_value(k.title), any_value(d.detector)) || ': '
-                           || coalesce(arg_min(d.task, (d.detected_at, d.trace_id, d.seq)), '(no task)') AS title,
+                           || coalesce(any_value(d.lesson_key), arg_min(d.task, (d.detected_at, d.trace_id, d.seq)),
+                                       '(no task)') AS title,
+                       mode(coalesce(d.category, k.category, 'agent')) AS category,
+                       CASE WHEN bool_or(coalesce(d.confidence, 'certain') = 'certain') THEN 'certain'
+                            ELSE 'likely' END AS confidence,
                        arg_min(coalesce(d.problem, d.evidence), (d.detected_at, d.trace_id, d.seq)) AS problem,
                        arg_min(d.lesson, (d.detected_at, d.trace_id, d.seq)) AS proposed_lesson,
                        arg_min(d.evidence, (d.detected_at, d.trace_id, d.seq)) AS evidence,
@@ -286,6 +301,7 @@ def weave(con: duckdb.DuckDBPyConnection, run_id: str, night: dt.date, resolve_a
             )
             SELECT * EXCLUDE (nights_since),
                    round((CASE severity {weight} ELSE 1 END)
+                         * (CASE category {category} ELSE 1 END) * (CASE confidence {confidence} ELSE 1 END)
                          * (ln(1 + occurrences) + ln(1 + trace_count))
                          * pow(0.5, nights_since / {RECENCY_HALF_LIFE}), 3) AS priority
             FROM lifecycle

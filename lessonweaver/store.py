@@ -290,6 +290,7 @@ def _load(con: duckdb.DuckDBPyConnection, folders: list[str], run_id: str, count
         INSERT INTO detections BY NAME
         SELECT d.detector, d.trace_id, d.event_id, d.seq, d.severity, d.evidence, d.problem, d.lesson,
                d.lesson_id AS variant_id, coalesce(v.lesson_id, d.lesson_id) AS lesson_id,
+               d.category, d.confidence, d.lesson_key,
                ? AS run_id, now()::TIMESTAMP AS detected_at
         FROM {q['detections']} d ANTI JOIN not_new USING (trace_id, batch)
         LEFT JOIN lesson_variants v ON v.variant_id = d.lesson_id

@@ -183,3 +183,10 @@ ALTER TABLE lessons ADD COLUMN IF NOT EXISTS priority DOUBLE;
 ALTER TABLE lessons ADD COLUMN IF NOT EXISTS review VARCHAR;
 ALTER TABLE lessons ADD COLUMN IF NOT EXISTS proposed_lesson VARCHAR;
 ALTER TABLE lessons ADD COLUMN IF NOT EXISTS variants BIGINT;
+ALTER TABLE detections ADD COLUMN IF NOT EXISTS category VARCHAR;    -- agent | environment | policy | producer_flag
+ALTER TABLE detections ADD COLUMN IF NOT EXISTS confidence VARCHAR;  -- certain | likely
+ALTER TABLE detections ADD COLUMN IF NOT EXISTS lesson_key VARCHAR;  -- what the detector grouped by, when not the task
+ALTER TABLE lessons ADD COLUMN IF NOT EXISTS category VARCHAR;
+ALTER TABLE lessons ADD COLUMN IF NOT EXISTS confidence VARCHAR;
+ALTER TABLE detectors ADD COLUMN IF NOT EXISTS category VARCHAR;
+ALTER TABLE detectors ADD COLUMN IF NOT EXISTS confidence VARCHAR;
