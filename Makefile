@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 export PREFECT_HOME ?= $(CURDIR)/.prefect
 export PREFECT_SERVER_ANALYTICS_ENABLED ?= false
 
-.PHONY: run test install clean bench browser
+.PHONY: run test install clean bench eval browser
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,10 @@ browser:
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py $(ARGS)
+
+# Precision and recall of the detectors on the labelled real runs in ../shared (benchmarks/eval.py).
+eval: $(STAMP)
+	$(BIN)/python benchmarks/eval.py $(ARGS)
 
 clean:
 	rm -rf $(VENV) .prefect reports lessonweaver.duckdb .pytest_cache
