@@ -37,15 +37,15 @@ CREATE OR REPLACE TABLE detections (
 """
 
 # A lesson is a detector, source, task and normalised evidence; its id is a hash of that key, set as a
-# detection is inserted (with the detector id as the last parameter, its trace as `t` and its lesson key
-# as `lesson_key`). A detector that returns a lesson key groups by it instead (one provider outage over
+# detection is inserted (with the detector id as the last parameters, its trace as `t` and its lesson key
+# as {key}). A detector that returns a lesson key groups by it instead (one provider outage over
 # many tasks is one lesson). A tenant's traces make their own lessons, so no lesson shows one tenant's
 # evidence under another's. Traces whose producer set lesson_candidate to false keep their detections but
 # join no lesson; a detection of a trace that is not staged joins none either.
 LESSON_ID = """
     CASE WHEN t.trace_id IS NULL OR lw_falsy(t.metadata->>'lesson_candidate') THEN NULL
          ELSE 'L' || substr(md5(coalesce(
-                   '|key|' || ? || '|' || lesson_key,
+                   '|key|' || ? || '|' || {key},
                    concat_ws('|', ?, coalesce(t.source, ''), coalesce(t.task, ''),
                              lw_normalise(CAST(o.evidence AS VARCHAR))))
                 || coalesce('|' || t.tenant, '')), 1, 12)
@@ -102,6 +102,7 @@ def run_detector(con: duckdb.DuckDBPyConnection, d: Detector) -> int:
     pick = {c: (f"CAST(o.{c} AS VARCHAR)" if c in columns else "NULL") for c in OPTIONAL_COLUMNS}
     pick["seq"] = "CAST(o.seq AS INTEGER)" if "seq" in columns else "NULL"
     template = d.lesson or "{evidence}"
+    key = f"nullif(trim({pick['lesson_key']}), '')"
     con.execute(
         f"""
         INSERT INTO detections (detector, trace_id, event_id, seq, severity, evidence, problem, lesson, lesson_id,
@@ -114,12 +115,11 @@ def run_detector(con: duckdb.DuckDBPyConnection, d: Detector) -> int:
                         replace(replace(replace(?, '{{evidence}}', coalesce(CAST(o.evidence AS VARCHAR), '')),
                                         '{{task}}', coalesce(t.task, '')),
                                 '{{source}}', coalesce(t.source, ''))),
-               {LESSON_ID},
+               {LESSON_ID.format(key=key)},
                CASE WHEN lower({pick['category']}) IN {CATEGORIES} THEN lower({pick['category']}) ELSE ? END,
                CASE WHEN lower({pick['confidence']}) IN {CONFIDENCES} THEN lower({pick['confidence']}) ELSE ? END,
-               lesson_key
-        FROM (SELECT *, nullif(trim({pick['lesson_key']}), '') AS lesson_key FROM detector_out) o
-        LEFT JOIN traces t ON t.trace_id = CAST(o.trace_id AS VARCHAR)
+               {key}
+        FROM detector_out o LEFT JOIN traces t ON t.trace_id = CAST(o.trace_id AS VARCHAR)
         """,
         [d.id, d.severity, template, d.id, d.id, d.category, d.confidence],
     )

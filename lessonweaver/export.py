@@ -26,7 +26,7 @@ def export(con: duckdb.DuckDBPyConnection, fmt: str, templates: str | None = Non
     if fmt not in known:
         raise ValueError(f"unknown export format '{fmt}' (known: {', '.join(known)})")
     lessons = render.rows(con, """
-        SELECT lesson_id, detector, severity, priority, status, source, task, title, lesson, occurrences,
+        SELECT lesson_id, detector, severity, category, confidence, priority, status, source, task, title, lesson, occurrences,
                trace_count, first_night, last_night
         FROM lessons WHERE review = 'accepted' ORDER BY priority DESC, lesson_id""")
     for lesson in lessons:

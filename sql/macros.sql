@@ -98,3 +98,85 @@ CREATE OR REPLACE MACRO lw_content_text(content) AS
                            WHEN coalesce(p->>'type', 'text') IN ('text', 'input_text', 'output_text') THEN p->>'text' END),
             lambda t: t IS NOT NULL AND t <> ''), chr(10) || chr(10)), '')
     END;
+
+-- What kind of environment problem a failure's text names, or NULL: `auth` (a rejected or expired key),
+-- `quota` (rate limits, quotas, an overloaded provider) and `model_unavailable` (a retired or unknown model
+-- or endpoint) wherever they come from; `network` (connections refused or reset, timeouts, 5xx) only
+-- when the model provider failed (`provider`: a model call, an API error of the agent's own runtime, or
+-- a message naming a provider's API), since a tool's 500 is the agent's to retry or route around.
+CREATE OR REPLACE MACRO lw_environment_class(txt, provider) AS
+    CASE
+      WHEN regexp_matches(coalesce(txt, ''), '(?i)\b401\b|\b403\s+forbidden|\bunauthori[sz]ed\b|unauthenticated|authentication[ _-]?(error|failed|failure)|invalid[ _-]?(x-)?api[ _-]?key|incorrect api key|api[ _-]?key\b[^.]{0,40}\b(invalid|expired|revoked|not valid|missing)|\b(expired|invalid|revoked)\s+(token|credentials?|api key|access key|key)\b|\b(access token|api key|credentials?|token)\s+(has\s+)?(expired|been revoked)')
+           THEN 'auth'
+      WHEN regexp_matches(coalesce(txt, ''), '(?i)\b429\b|rate[ _-]?limit|too many requests|\bquota\b|insufficient[ _]quota|resource[ _]?exhausted|\boverloaded\b|\b529\b')
+           THEN 'quota'
+      WHEN regexp_matches(coalesce(txt, ''), '(?i)\b(model|deployment|engine)\b[^\n]{0,80}?\b(not found|does not exist|deprecated|decommissioned|retired|no longer (available|supported))|no such model|unknown model|model_not_found|invalid model')
+           THEN 'model_unavailable'
+      WHEN coalesce(provider, false)
+           AND regexp_matches(coalesce(txt, ''), '(?i)connection ?(refused|reset|error|aborted|closed)|connectionrefused|failedtoopensocket|econn(reset|refused)|etimedout|enotfound|getaddrinfo|name resolution|socket hang ?up|network (error|is unreachable)|service unavailable|bad gateway|gateway time-?out|\b50[0234]\b|timed? ?out\b|deadline exceeded')
+           THEN 'network'
+    END;
+
+-- Is this failure the model provider's rather than a tool's? A model call, an API error the agent's own
+-- runtime reported, or a message naming a model provider's API.
+CREATE OR REPLACE MACRO lw_provider_failure(type, raw_type, tool_name, txt) AS
+    type = 'model_call' OR coalesce(raw_type, '') ILIKE '%api_error%' OR coalesce(raw_type, '') ILIKE '%llm%'
+    OR regexp_matches(coalesce(txt, ''), '(?i)api\.(openai|anthropic|mistral|cohere|groq)\.|generativelanguage\.googleapis|aiplatform\.googleapis|bedrock|openrouter|/v1/(messages|chat/completions|responses)\b|\b(openai|anthropic|gemini|vertex ai|bedrock) api\b')
+    OR (type = 'error' AND tool_name IS NULL AND regexp_matches(coalesce(txt, ''), '(?i)\b(api|model|llm|provider)\b'));
+
+-- The words of a name or a text, for matching actions: `update_reservation_flights`, `updateTicket` and
+-- `git commit -m` give [update, reservation, flights], [update, ticket] and [git, commit, m].
+CREATE OR REPLACE MACRO lw_words(txt) AS
+    list_filter(string_split_regex(lower(regexp_replace(coalesce(txt, ''), '([a-z0-9])([A-Z])', '\1_\2', 'g')), '[^a-z0-9]+'),
+                lambda w: w <> '');
+
+-- Action classes: the past-tense verbs an agent claims them with, and the word stems of tool names (or of
+-- the command a shell tool ran) that perform them. A state-changing action has a class; a lookup has none.
+-- A stem of four letters or more matches the words it starts (updat: update, updates); a shorter one only
+-- itself and its -s, -ed, -ing forms (add: adds, added; not address).
+CREATE OR REPLACE MACRO lw_action_classes() AS [
+    {'class': 'update',   'verbs': 'updated|modified|changed|edited|adjusted|upgraded|downgraded|rebooked|amended|rescheduled|renamed|moved',
+     'stems': ['updat', 'modif', 'chang', 'edit', 'adjust', 'upgrad', 'downgrad', 'rebook', 'amend', 'reschedul', 'renam', 'move', 'patch', 'writ', 'save', 'apply', 'put', 'set']},
+    {'class': 'create',   'verbs': 'created|added|registered|filed|submitted|placed|booked|reserved|scheduled|issued|generated|raised|written|wrote',
+     'stems': ['creat', 'add', 'regist', 'submit', 'place', 'book', 'reserve', 'schedul', 'issue', 'generat', 'raise', 'new', 'insert', 'writ', 'make', 'touch']},
+    {'class': 'send',     'verbs': 'sent|emailed|notified|messaged|forwarded|replied|posted|published',
+     'stems': ['send', 'sent', 'email', 'mail', 'notif', 'messag', 'forward', 'reply', 'post', 'publish', 'sms', 'slack', 'comment']},
+    {'class': 'cancel',   'verbs': 'cancelled|canceled|voided|revoked|terminated',
+     'stems': ['cancel', 'void', 'revok', 'terminat', 'stop', 'kill']},
+    {'class': 'refund',   'verbs': 'refunded|credited|reimbursed|compensated',
+     'stems': ['refund', 'credit', 'reimburs', 'compensat']},
+    {'class': 'escalate', 'verbs': 'escalated|transferred|assigned|routed',
+     'stems': ['escalat', 'transfer', 'assign', 'route', 'handoff']},
+    {'class': 'delete',   'verbs': 'deleted|removed|archived|closed|purged|cleared|disabled',
+     'stems': ['delet', 'remov', 'archiv', 'close', 'purg', 'clear', 'drop', 'disabl', 'rm']},
+    {'class': 'merge',    'verbs': 'merged|deployed|pushed|committed|released|reverted',
+     'stems': ['merg', 'deploy', 'push', 'commit', 'releas', 'rollback', 'revert']},
+    {'class': 'pay',      'verbs': 'paid|charged|billed',
+     'stems': ['pay', 'payment', 'charg', 'bill']}
+];
+
+CREATE OR REPLACE MACRO lw_stem_matches(w, s) AS
+    w = s OR (length(s) >= 4 AND starts_with(w, s)) OR w IN (s || 's', s || 'ed', s || 'd', s || 'ing', s || 'es');
+
+-- The action class of a tool call, or NULL for a tool that reads (its name starts with get, list, search,
+-- find, read and the like). By the tool's name; for a shell tool (bash, shell, exec, a terminal), by the
+-- command it ran.
+CREATE OR REPLACE MACRO lw_tool_action(tool_name, command) AS
+    CASE WHEN lw_words(tool_name)[1] IN ('get', 'list', 'search', 'find', 'fetch', 'read', 'lookup', 'query', 'view',
+                                          'show', 'check', 'describe', 'retrieve', 'count', 'calculate', 'think',
+                                          'validate', 'verify', 'compute', 'estimate', 'preview', 'grep', 'glob', 'web',
+                                          'browse', 'inspect', 'load', 'download', 'lookup', 'status', 'ask', 'todo')
+         THEN NULL ELSE
+    (SELECT arg_min(c.class, c.pos) FROM (
+        SELECT unnest(lw_action_classes()).class AS class, unnest(lw_action_classes()).stems AS stems,
+               generate_subscripts(lw_action_classes(), 1) AS pos) c
+     WHERE list_bool_or(list_transform(
+               CASE WHEN list_has_any(lw_words(tool_name), ['bash', 'shell', 'exec', 'terminal', 'command', 'sh', 'run'])
+                    THEN lw_words(command) ELSE lw_words(tool_name) END,
+               lambda w: list_bool_or(list_transform(c.stems, lambda s: lw_stem_matches(w, s)))))) END;
+
+-- The command or arguments a tool call ran with, as text: for matching what it did and comparing calls.
+CREATE OR REPLACE MACRO lw_call_args(metadata, extra, content) AS
+    coalesce(CAST(coalesce(metadata->'arguments', metadata->'input', metadata->'args', metadata->'tool_params',
+                           extra->'arguments', extra->'args', extra->'input', extra->'tool_params') AS VARCHAR), content);
+

@@ -12,7 +12,7 @@ def test_demo_data_shows_everything():
     assert reasons == {"tag:contains_pii", "tag:contains_secret", "tag:sensitivity", "tag:data_classification"}
     assert len(rows(con, "SELECT * FROM rejects")) == 4
     formats = {r["format"] for r in rows(con, "SELECT DISTINCT format FROM traces")}
-    assert formats == {"lessonweaver", "traceevent", "gdev", "otlp", "stream"}
+    assert formats == {"lessonweaver", "traceevent", "gdev", "otlp", "stream", "chat", "claude_code"}
     assert rows(con, "SELECT count(*) AS n FROM events WHERE type = 'unknown'") == [{"n": 8}]
     # Nothing of a quarantined trace is left in staging for later stages to see.
     leftovers = rows(con, """SELECT count(*) AS n FROM events WHERE content LIKE '%QUARANTINE-MARKER-%'

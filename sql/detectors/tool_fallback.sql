@@ -1,6 +1,6 @@
 -- id: tool_fallback
 -- title: A tool failed and the agent fell back to another
--- severity: low
+-- severity: medium
 -- description: A failed tool followed by a different tool that succeeds, the failed tool never being
 --   called again: the first tool is unreliable for this task, or the fallback should have been the first
 --   choice. Fixing something and re-running the failed tool is a retry, not a fallback.

@@ -1,0 +1,34 @@
+-- id: loop
+-- title: The agent went round in a loop
+-- severity: medium
+-- description: The same tool called three or more times with identical arguments, or the same failing
+--   call repeated unchanged (identical arguments, failed again): the agent is not learning from what the
+--   tool told it. Calls with different arguments (one reservation, then another) are no loop; neither is
+--   one retry of a call that then succeeded.
+-- lesson: Stop repeating a call that gives the same answer; change the arguments or the approach: {evidence}
+WITH calls AS (
+    SELECT trace_id, event_id, seq, tool_name, status, success,
+           coalesce(lw_call_args(metadata, extra, content), '') AS args,
+           lead(seq) OVER (PARTITION BY trace_id, tool_name ORDER BY seq) AS next_call
+    FROM events WHERE type = 'tool_call' AND tool_name IS NOT NULL
+),
+outcomes AS (
+    SELECT c.*, lw_failed(c.status, c.success) OR EXISTS (
+               SELECT 1 FROM events r
+               WHERE r.trace_id = c.trace_id AND r.tool_name = c.tool_name AND r.type IN ('tool_result', 'error')
+                 AND r.seq > c.seq AND r.seq < coalesce(c.next_call, 2147483647) AND lw_failed(r.status, r.success)) AS failed
+    FROM calls c
+),
+repeated AS (
+    SELECT trace_id, tool_name, md5(args) AS same, any_value(args) AS args, count(*) AS n,
+           count(*) FILTER (WHERE failed) AS failures, arg_min(event_id, seq) AS first_event, min(seq) AS first_seq
+    FROM outcomes GROUP BY trace_id, tool_name, md5(args)
+)
+SELECT trace_id, first_event AS event_id, first_seq AS seq,
+       CASE WHEN failures >= 2 THEN tool_name || ' failed ' || failures || ' times with the same arguments'
+            ELSE tool_name || ' called ' || n || ' times with the same arguments' END
+           || ': ' || lw_clip(args, 160) AS evidence,
+       CASE WHEN failures >= 2 THEN 'The agent repeated a failing call without changing it.'
+            ELSE 'The agent called the same tool with the same arguments again and again.' END AS problem
+FROM repeated
+WHERE n >= 3 OR failures >= 2

@@ -1,0 +1,64 @@
+-- id: unverified_claim
+-- title: The agent claimed an action no tool performed
+-- severity: high
+-- confidence: likely
+-- description: The agent's answer, or a worker's report, says it did something that changes state
+--   (updated, created, sent, booked, cancelled, refunded, escalated, deleted, merged, paid...) and no
+--   successful tool call in the trace did anything of the kind: none whose name says so (update_ticket,
+--   cancel_reservation; for a shell tool, the command it ran), and none whose arguments do (a status set to
+--   "escalated", a payment id). Adding to and updating something are one kind of action. A claim is "I have
+--   updated ticket 55", "we cancelled it", "your reservation has been updated", "I've fixed the test and
+--   committed it"; not a plan ("I will
+--   update"), a negation ("I could not update") or a condition ("once I have updated"). Lookups (get,
+--   search, list...) make no claim true or false. The object a claim names (ticket 55) is not matched
+--   against the calls' arguments: a claim about a customer is often done on their ticket, or on a date.
+-- lesson: Only report an action as done after the tool that performs it has succeeded: {evidence}
+WITH said AS (
+    SELECT trace_id, event_id, seq, trim(sentence) AS sentence, lower(trim(sentence)) AS lowered FROM (
+        SELECT trace_id, event_id, seq, unnest(string_split_regex(content, '[.!?;]+\s+|\n+')) AS sentence
+        FROM events WHERE type IN ('final_answer', 'assistant_message') AND content IS NOT NULL)
+),
+claims AS (
+    SELECT s.*, c.class, c.verbs,
+           '\b(?:i|we)(?:''ve|''d| have| has)?\s+(?:(?:now|just|already|successfully|also|then|finally|both|gone ahead and)\s+)*(?:'
+           || c.verbs || ')\b|\b(?:has|have)\s+(?:now\s+|just\s+|already\s+|also\s+)?been\s+(?:(?:successfully|now|fully)\s+)?(?:'
+           || c.verbs || ')\b'
+           -- the second of two claims: "I've fixed the test and committed it"
+           || '|\b(?:i|we)(?:''ve| have)\s+(?:\w+\s+)?\w+ed\b[^,;]{0,100}?\s(?:and|then)\s+(?:also\s+|then\s+)?(?:'
+           || c.verbs || ')\b' AS pattern
+    FROM said s, (SELECT unnest(lw_action_classes()).class AS class, unnest(lw_action_classes()).verbs AS verbs) c
+    WHERE regexp_matches(s.lowered, '\b(' || c.verbs || ')\b')
+),
+made AS (
+    -- a claim, not a plan, a negation or a condition before it
+    SELECT * FROM claims
+    WHERE regexp_matches(lowered, pattern)
+      AND NOT regexp_matches(regexp_extract(lowered, '^(.*?)(?:' || pattern || ')', 1),
+                             '\b(not|never|unable|cannot|can''t|couldn''t|didn''t|haven''t|hasn''t|won''t|if|once|when|until|whether|would|will|should|let me|going to|about to|before|after)\b')
+),
+calls AS (
+    SELECT trace_id, seq, tool_name, status, success, lw_words(lw_call_args(metadata, extra, content)) AS arg_words,
+           lw_tool_action(tool_name, lw_call_args(metadata, extra, content)) AS class,
+           lead(seq) OVER (PARTITION BY trace_id, tool_name ORDER BY seq) AS next_call
+    FROM events WHERE type = 'tool_call'
+),
+-- a call succeeded unless it, or the result that answered it (before the tool was called again), failed
+succeeded AS (
+    SELECT c.* FROM calls c
+    WHERE NOT lw_failed(c.status, c.success)
+      AND NOT EXISTS (SELECT 1 FROM events r
+                      WHERE r.trace_id = c.trace_id AND r.tool_name = c.tool_name AND r.type IN ('tool_result', 'error')
+                        AND r.seq > c.seq AND r.seq < coalesce(c.next_call, 2147483647) AND lw_failed(r.status, r.success))
+)
+SELECT m.trace_id, m.event_id, m.seq,
+       'claimed "' || lw_clip(m.sentence, 200) || '", but no tool call in the trace '
+           || regexp_extract(m.lowered, '\b(' || m.verbs || ')\b', 1) || ' anything' AS evidence,
+       'The agent reported an action as done that no tool call performed.' AS problem
+FROM made m
+WHERE NOT EXISTS (
+    SELECT 1 FROM succeeded c, (SELECT unnest(lw_action_classes()).class AS class, unnest(lw_action_classes()).stems AS stems) k
+    WHERE c.trace_id = m.trace_id AND k.class = m.class
+      AND (c.class = m.class OR (c.class IN ('update', 'create') AND m.class IN ('update', 'create'))
+           OR (c.class IS NOT NULL
+               AND list_bool_or(list_transform(c.arg_words, lambda w: list_bool_or(list_transform(k.stems, lambda st: lw_stem_matches(w, st))))))))
+QUALIFY row_number() OVER (PARTITION BY m.trace_id, m.event_id, m.class ORDER BY m.sentence) = 1
