@@ -236,19 +236,22 @@ def lessonweaver_counts(db: Path) -> tuple[list[str], dict[str, int]]:
 
 
 def breakdown(files: list[discover.InputFile], workdir: Path) -> dict[str, float]:
-    """The flow's work done in this process, one batch after another, timed step by step. Mirrors
-    lessonweaver.batch.run_batch (large files cut into parts as the flow cuts them), the load task and
-    the render task's database audit; the flow runs batches in parallel, so its stage seconds can be
-    lower than these sums."""
-    from lessonweaver import adapters, audit, detectors, lessons, privacy, read, store
-    from lessonweaver.batch import _account, connect_staging, write_outputs
+    """The run's work done in this process, one batch after another, timed step by step: the pipeline's
+    own stages (batch.stage_in for each batch, cut as the run cuts them, then the load, the weave and the
+    database audit). The run stages batches in parallel, so its stage seconds can be lower than these sums."""
+    from lessonweaver import adapters, audit, detectors, lessons, store
+    from lessonweaver.batch import connect_staging, stage_in, write_outputs
     from lessonweaver.config import Settings
 
     settings = Settings()
-    steps = dict.fromkeys(("read", "scan", "adapt", "screen", "detect", "audit staged", "write", "load", "weave",
-                           "audit"), 0.0)
+    steps = dict.fromkeys(("read", "scan", "adapt", "screen", "detect", "audit staged", "account", "write", "load",
+                           "weave", "audit"), 0.0)
+
+    def add(step: str, seconds: float) -> None:
+        steps[step] += seconds
+
     db = store.connect(str(workdir / "breakdown.duckdb"), threads=settings.threads, memory_limit=settings.memory_limit)
-    salt = store.tenant_salt(db)
+    settings = Settings(tenant_salt=store.tenant_salt(db))
     folders = []
     known = adapters.load_adapters()
     parts = discover.split_large(files, settings.batch_bytes, lambda f: adapters.one_trace_per_line(f.path, known))
@@ -256,34 +259,20 @@ def breakdown(files: list[discover.InputFile], workdir: Path) -> dict[str, float
         folder = workdir / f"batch-{n:05d}"
         folder.mkdir(parents=True)
         con = connect_staging(settings)
-        for step, work, *work_args in (
-            ("read", read.read_files, batch),
-            ("scan", privacy.scan, settings.pii),
-            ("adapt", adapters.adapt, adapters.load_adapters()),
-            ("screen", privacy.screen, settings.pii, salt),
-            ("detect", detectors.detect, detectors.load_detectors()),
-            ("audit staged", privacy.audit_staged),
-        ):
-            started = time.perf_counter()
-            work(con, *work_args)
-            steps[step] += time.perf_counter() - started
+        stage_in(con, batch, settings, on_step=add)
         started = time.perf_counter()
-        _account(con)
         write_outputs(con, str(folder))
-        steps["write"] += time.perf_counter() - started
+        add("write", time.perf_counter() - started)
         con.close()
         folders.append(str(folder))
         log(f"breakdown: batch {n + 1} staged")
     lessons.register_detectors(db, detectors.load_detectors())
-    started = time.perf_counter()
-    store.load(db, folders, "breakdown")
-    steps["load"] = time.perf_counter() - started
-    started = time.perf_counter()
-    lessons.weave(db, "breakdown", dt.date.today())
-    steps["weave"] = time.perf_counter() - started
-    started = time.perf_counter()
-    audit.audit_database(db, "breakdown")
-    steps["audit"] = time.perf_counter() - started
+    for step, work in (("load", lambda: store.load(db, folders, "breakdown")),
+                       ("weave", lambda: lessons.weave(db, "breakdown", dt.date.today())),
+                       ("audit", lambda: audit.audit_database(db, "breakdown"))):
+        started = time.perf_counter()
+        work()
+        add(step, time.perf_counter() - started)
     db.close()
     return steps
 

@@ -2,15 +2,17 @@
 
 Each night runs the nightly flow as a subflow with `paths=[ROOT/YYYY-MM-DD]` and `night=YYYY-MM-DD`,
 in date order and one at a time (each run holds the database), so lessons come out with the lifecycle
-they would have had if lessonweaver had run every night. Folders whose name is not a date are left
-alone, with a log line.
+they would have had if lessonweaver had run every night. The parameters beyond root, start and end are
+the run options (lessonweaver/options.py).
 """
 
 from prefect import flow, get_run_logger
 
 from flows.nightly import nightly
-from lessonweaver.backfill import night_folders
+from lessonweaver import backfill as nights
+from lessonweaver import options
 from lessonweaver.config import DEFAULT_DB, DEFAULT_OUT
+from lessonweaver.summary import RunSummary
 
 
 @flow(name="lessonweaver-backfill")
@@ -24,20 +26,20 @@ def backfill(
     templates: str | None = None,
     format: str | None = None,
     pii: str = "redact",
-    batch_mb: float = 64,
+    tenant: str | None = None,
+    runner: str = "threads",
+    dask_address: str | None = None,
+    workers: int = 0,
+    batch_mb: float = 64.0,
     work_dir: str | None = None,
     resolve_after: int = 7,
-) -> list[dict]:
+) -> list[RunSummary]:
     """Run the nightly flow for every date folder under `root` from `start` to `end` (YYYY-MM-DD,
     inclusive, both optional), oldest first; returns each night's run summary."""
+    given = options.values(locals(), options.BACKFILL)
     log = get_run_logger()
-    nights, ignored = night_folders(root, start, end)
+    found, ignored = nights.night_folders(root, start, end)
     for name in ignored:
         log.info("ignored %s: not a date folder (YYYY-MM-DD)", name)
-    log.info("backfilling %d night(s): %s to %s", len(nights), nights[0][0], nights[-1][0])
-    runs = []
-    for night, folder in nights:
-        runs.append(nightly(paths=[folder], db=db, out=out, detector_dirs=detector_dirs, templates=templates,
-                            format=format, pii=pii, batch_mb=batch_mb, work_dir=work_dir,
-                            night=night.isoformat(), resolve_after=resolve_after))
-    return runs
+    log.info("backfilling %d night(s): %s to %s", len(found), found[0][0], found[-1][0])
+    return [nightly(paths=[folder], night=night.isoformat(), **given) for night, folder in found]

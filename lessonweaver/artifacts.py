@@ -13,6 +13,7 @@ import duckdb
 
 from lessonweaver.lessons import STATUSES
 from lessonweaver.render import md_inline, scrub
+from lessonweaver.summary import RunSummary
 
 SUMMARY_KEY = "lessonweaver-summary"
 TOP_LESSONS_KEY = "lessonweaver-top-lessons"
@@ -48,19 +49,19 @@ def top_lessons(con: duckdb.DuckDBPyConnection, tenant: str | None = None, limit
     return rows
 
 
-def summary_markdown(run: dict[str, Any], statuses: dict[str, int]) -> str:
+def summary_markdown(run: RunSummary, statuses: dict[str, int]) -> str:
     """The night in a few lines of Markdown: counts per stage and detector, lesson lifecycle, report paths."""
-    by_detector = run.get("detections_by_detector", {})
+    by_detector = run.detections_by_detector
     lines = [
-        f"# lessonweaver: night {run['night']}",
+        f"# lessonweaver: night {run.night}",
         "",
-        f"Run `{run['run_id']}`, status {run.get('status', 'completed')}.",
+        f"Run `{run.run_id}`, status {run.status}.",
         "",
         "| records | count |",
         "|---|---:|",
-        f"| loaded | {run['records_loaded']} |",
-        f"| quarantined | {run['records_quarantined']} |",
-        f"| rejected | {run['records_rejected']} |",
+        f"| loaded | {run.records_loaded} |",
+        f"| quarantined | {run.records_quarantined} |",
+        f"| rejected | {run.records_rejected} |",
         "",
         f"**Detections this run:** {sum(by_detector.values())}",
         "",
@@ -76,5 +77,5 @@ def summary_markdown(run: dict[str, Any], statuses: dict[str, int]) -> str:
         "**Reports:**",
         "",
     ]
-    lines += [f"- `{path}`" for path in run.get("written", [])] or ["- (none written)"]
+    lines += [f"- `{path}`" for path in run.written] or ["- (none written)"]
     return "\n".join(lines) + "\n"

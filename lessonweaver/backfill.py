@@ -2,15 +2,12 @@
 
 Each folder is one nightly run with `night` set to the folder's date, so the lessons' lifecycle (new,
 recurring, resolved, regressed) comes out as if lessonweaver had run every night. The flow is
-`flows/backfill.py`; this module finds the folders and checks the options before Prefect starts.
+`flows/backfill.py` (`--no-prefect`: commands.cmd_backfill); this module finds the folders.
 """
 
-import argparse
 import datetime as dt
 import re
 from pathlib import Path
-
-from lessonweaver.config import DEFAULT_DB, DEFAULT_OUT
 
 _DATE_NAME = re.compile(r"\d{4}-\d{2}-\d{2}")
 
@@ -55,45 +52,3 @@ def night_folders(root: str, start: str | None = None, end: str | None = None) -
         raise ValueError(f"no date folders in {root} between {first or 'the first'} and {last or 'the last'} "
                          f"(it has {dated[0][0]} to {dated[-1][0]})")
     return kept, ignored
-
-
-def add_parser(sub: "argparse._SubParsersAction") -> None:
-    """The `backfill` subcommand."""
-    p = sub.add_parser("backfill", help="run past nights from date folders ROOT/YYYY-MM-DD/, oldest first")
-    p.add_argument("root", metavar="ROOT", help="a folder of date folders, one per night (YYYY-MM-DD)")
-    p.add_argument("--from", dest="start", metavar="YYYY-MM-DD", help="first night to run (default: the oldest folder)")
-    p.add_argument("--to", dest="end", metavar="YYYY-MM-DD", help="last night to run (default: the newest folder)")
-    p.add_argument("--db", default=DEFAULT_DB, help=f"database file (default: {DEFAULT_DB})")
-    p.add_argument("--out", default=DEFAULT_OUT, help=f"report folder (default: {DEFAULT_OUT}/)")
-    p.add_argument("--resolve-after", type=int, default=7, metavar="N",
-                   help="nights without a sighting before a lesson is resolved (default: 7)")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress lines, only the summary and errors")
-    p.set_defaults(func=cmd_backfill)
-
-
-def cmd_backfill(args: argparse.Namespace) -> int:
-    from lessonweaver import store
-    from lessonweaver.cli import _prefect_defaults
-
-    nights, _ = night_folders(args.root, args.start, args.end)
-    if args.resolve_after < 1:
-        raise ValueError("--resolve-after must be at least 1")
-    store.connect(args.db).close()
-    with store.run_lock(args.db):
-        pass
-    _prefect_defaults(args.quiet)
-    from flows.backfill import backfill  # Prefect is slow to import
-
-    runs = backfill(root=args.root, start=args.start, end=args.end, db=args.db, out=args.out,
-                    resolve_after=args.resolve_after)
-    for run in runs:
-        statuses = run.get("lesson_statuses", {})
-        print(f"night {run['night']}: run {run['run_id']}, {run['records_loaded']} records loaded "
-              f"({run['records_quarantined']} quarantined, {run['records_rejected']} rejected), "
-              f"{run['detections']} detections; lessons "
-              + ", ".join(f"{statuses.get(s, 0)} {s}" for s in ("new", "regressed", "recurring", "resolved")))
-    print(f"backfill:   {len(runs)} night(s), {nights[0][0]} to {nights[-1][0]}")
-    print(f"database:   {args.db}")
-    for path in runs[-1]["written"] if runs else []:
-        print(f"report:     {path}")
-    return 0

@@ -1,4 +1,6 @@
-"""Run settings: one plain, picklable value passed from the CLI to the flow and its tasks."""
+"""Run settings: one plain, picklable value passed from the CLI or a flow to the pipeline and its stages.
+
+The options that set them are declared in options.py."""
 
 import datetime as dt
 import os
@@ -18,6 +20,11 @@ class Settings:
     detector_dirs: tuple[str, ...] = ()  # the user's own detectors, added to the shipped ones
     templates: str | None = None  # a folder that overrides the shipped templates
     format: str | None = None  # force one adapter instead of sniffing each file
+    pii: str = "redact"  # what to do with PII in untagged traces: 'redact' or 'quarantine'
+    tenant: str | None = None  # render the reports from this tenant's traces only
+    night: str | None = None  # YYYY-MM-DD the run counts for; default today (UTC)
+    runner: str = "threads"  # where batches are staged: 'threads' or 'dask'
+    dask_address: str | None = None  # a Dask scheduler; None with runner 'dask': a local cluster
     threads: int = field(default_factory=lambda: os.cpu_count() or 1)
     # DuckDB's memory limit for the whole run: batches staged at once share it (batch_memory_limit).
     # Python and Prefect take about 0.45 GB beside it, so the default keeps a run within 2 GB.
@@ -29,7 +36,6 @@ class Settings:
     work_dir: str | None = None  # where batches leave their Parquet; shared storage when workers are remote
     resolve_after: int = 7  # nights without a sighting before a lesson counts as resolved
     merge_threshold: float = 0.6  # Jaccard similarity at which two wordings are one lesson (tests/test_merge.py)
-    pii: str = "redact"  # what to do with PII in untagged traces: 'redact' or 'quarantine'
     # empty: the database's own salt
     tenant_salt: str = field(default_factory=lambda: os.environ.get("LESSONWEAVER_TENANT_SALT", ""))
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import duckdb
 
-from lessonweaver.privacy import safe_error
+from lessonweaver.errors import safe_error
 from lessonweaver.resources import sql_path
 from lessonweaver.sqlfile import SqlFile, SqlFileError, read_sql_file
 

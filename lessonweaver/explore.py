@@ -86,7 +86,7 @@ def read_only(db: str) -> Iterator[duckdb.DuckDBPyConnection]:
 
 
 def _failure(exc: duckdb.Error, statement: str = "") -> QueryError:
-    from lessonweaver.privacy import safe_error
+    from lessonweaver.errors import safe_error
 
     if "read-only mode" in str(exc):
         kind = statement or "this"

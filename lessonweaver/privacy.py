@@ -11,7 +11,6 @@ Two steps, both in the batch's in-memory staging database, before anything is wr
 """
 
 import hashlib
-import re
 
 import duckdb
 import polars as pl
@@ -232,19 +231,3 @@ def hash_tenants(con: duckdb.DuckDBPyConnection, salt: str) -> None:
         DROP TABLE tenant_hashes;
         """
     )
-
-
-_QUOTE_OR_INPUT = re.compile(r"""['"`]|Input:""")
-
-
-def safe_error(exc: BaseException) -> str:
-    """The first line of an error, cut before anything quoted: database errors quote the data they choked on.
-
-    Errors about the query itself (syntax, unknown columns or tables) quote only SQL, so they stay whole.
-    """
-    text = str(exc).strip()
-    first = text.splitlines()[0] if text else exc.__class__.__name__
-    if isinstance(exc, (duckdb.ParserException, duckdb.BinderException, duckdb.CatalogException)):
-        return first
-    cut = _QUOTE_OR_INPUT.search(first)
-    return (first[: cut.start()].rstrip() + " …") if cut else first

@@ -11,8 +11,6 @@ from typing import Any
 
 import duckdb
 
-from lessonweaver import privacy
-
 DECISIONS = ("pending", "accepted", "rejected")
 MAX_TEXT = 2000
 
@@ -40,6 +38,8 @@ def check_text(con: duckdb.DuckDBPyConnection, text: str) -> str:
         raise ReviewError("the lesson text is empty")
     if len(text) > MAX_TEXT:
         raise ReviewError(f"the lesson text is {len(text)} characters; at most {MAX_TEXT}")
+    from lessonweaver import privacy  # the PII libraries load only when a text is checked
+
     privacy.find(con, "SELECT 1 AS k, ?::VARCHAR AS text", ("k",), [text])
     kinds = sorted({k for (k,) in con.execute("SELECT DISTINCT kind FROM scan_hits").fetchall()})
     if kinds:

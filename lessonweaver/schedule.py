@@ -6,11 +6,10 @@ Python and packages. It is the deployment `flows/prefect.yaml` describes; regist
 A temporary Prefect server cannot schedule anything, so a configured PREFECT_API_URL is required.
 """
 
-import argparse
 from pathlib import Path
 from typing import Any
 
-from lessonweaver.config import DEFAULT_DB, DEFAULT_INPUT, DEFAULT_OUT
+from lessonweaver import options
 
 FLOW_NAME = "lessonweaver-nightly"
 ENTRYPOINT = "flows/nightly.py:nightly"
@@ -25,16 +24,31 @@ class ScheduleError(ValueError):
 
 
 def project_dir() -> Path:
-    """The folder that holds `flows/`: the deployment's source, which the worker runs from."""
-    import flows.nightly
+    """The folder that holds `flows/` (beside this package, in a checkout and in a wheel alike): the
+    deployment's source, which the worker runs from."""
+    here = Path(__file__).resolve().parents[1]
+    if not (here / ENTRYPOINT.split(":")[0]).is_file():
+        raise ScheduleError(f"this installation has no {ENTRYPOINT.split(':')[0]} beside the lessonweaver package")
+    return here
 
-    return Path(flows.nightly.__file__).resolve().parents[1]
+
+PATH_OPTIONS = ("db", "out", "templates", "work_dir")
+ALWAYS = ("paths", "db", "out", "resolve_after")
 
 
-def parameters(paths: list[str], db: str, out: str, resolve_after: int) -> dict[str, Any]:
-    """The run's parameters with every path absolute: the worker's working folder is the project, not here."""
-    return {"paths": [str(Path(p).resolve()) for p in paths], "db": str(Path(db).resolve()),
-            "out": str(Path(out).resolve()), "resolve_after": resolve_after}
+def parameters(given: dict[str, Any]) -> dict[str, Any]:
+    """The deployment's parameters: the run options, with every path absolute (the worker's working
+    folder is the project, not here); an option left at its default is left out, so the flow's own
+    default applies."""
+    defaults = {o.name: o.default for o in options.options_for(options.SCHEDULE)}
+    found = {k: v for k, v in given.items() if k in ALWAYS or v != defaults[k]}
+    for name in PATH_OPTIONS:
+        if found.get(name):
+            found[name] = str(Path(found[name]).resolve())
+    for name in ("paths", "detector_dirs"):
+        if name in found:
+            found[name] = [str(Path(p).resolve()) for p in found[name]]
+    return found
 
 
 def api_url() -> str:
@@ -80,8 +94,8 @@ def ensure_process_pool(pool: str) -> bool:
     return False
 
 
-def register(paths: list[str], db: str, out: str, cron: str = DEFAULT_CRON, timezone: str = DEFAULT_TIMEZONE,
-             pool: str = DEFAULT_POOL, name: str = DEFAULT_NAME, resolve_after: int = 7) -> dict[str, Any]:
+def register(given: dict[str, Any], cron: str = DEFAULT_CRON, timezone: str = DEFAULT_TIMEZONE,
+             pool: str = DEFAULT_POOL, name: str = DEFAULT_NAME) -> dict[str, Any]:
     """Create or update the scheduled deployment; returns what was registered."""
     import httpx
 
@@ -90,7 +104,7 @@ def register(paths: list[str], db: str, out: str, cron: str = DEFAULT_CRON, time
 
     url = api_url()
     checked = cron_schedule(cron, timezone)
-    params = parameters(paths, db, out, resolve_after)
+    params = parameters(given)
     try:
         created = ensure_process_pool(pool)
         source = flow.from_source(source=str(project_dir()), entrypoint=ENTRYPOINT)
@@ -102,45 +116,3 @@ def register(paths: list[str], db: str, out: str, cron: str = DEFAULT_CRON, time
                             "is `prefect server start` running?") from None
     return {"deployment": f"{FLOW_NAME}/{name}", "id": str(deployment_id), "api": url, "cron": checked.cron,
             "timezone": checked.timezone, "pool": pool, "pool_created": created, "parameters": params}
-
-
-def add_parser(sub: "argparse._SubParsersAction") -> None:
-    """The `schedule` subcommand."""
-    p = sub.add_parser("schedule",
-                       help="register the nightly run as a scheduled Prefect deployment (needs PREFECT_API_URL)")
-    p.add_argument("paths", nargs="*", metavar="PATH",
-                   help=f"files or folders each run reads; default: {DEFAULT_INPUT}/")
-    p.add_argument("--db", default=DEFAULT_DB, help=f"database file (default: {DEFAULT_DB})")
-    p.add_argument("--out", default=DEFAULT_OUT, help=f"report folder (default: {DEFAULT_OUT}/)")
-    p.add_argument("--cron", default=DEFAULT_CRON, help=f"when to run (default: '{DEFAULT_CRON}')")
-    p.add_argument("--timezone", default=DEFAULT_TIMEZONE,
-                   help=f"the cron's time zone, IANA name (default: {DEFAULT_TIMEZONE})")
-    p.add_argument("--pool", default=DEFAULT_POOL,
-                   help=f"process work pool, created if missing (default: {DEFAULT_POOL})")
-    p.add_argument("--name", default=DEFAULT_NAME, help=f"deployment name (default: {DEFAULT_NAME})")
-    p.add_argument("--resolve-after", type=int, default=7, metavar="N",
-                   help="nights without a sighting before a lesson is resolved (default: 7)")
-    p.set_defaults(func=cmd_schedule)
-
-
-def cmd_schedule(args: argparse.Namespace) -> int:
-    from lessonweaver.cli import _prefect_defaults
-
-    paths = args.paths or [DEFAULT_INPUT]
-    missing = [p for p in paths if not Path(p).exists()]
-    if missing:
-        raise ScheduleError(f"path does not exist: {missing[0]}")
-    if args.resolve_after < 1:
-        raise ScheduleError("--resolve-after must be at least 1")
-    _prefect_defaults(quiet=True)
-    done = register(paths, args.db, args.out, args.cron, args.timezone, args.pool, args.name, args.resolve_after)
-    p = done["parameters"]
-    print(f"deployment {done['deployment']} ({done['id']}) registered on {done['api']}")
-    print(f"schedule:   {done['cron']} ({done['timezone']})")
-    print(f"work pool:  {done['pool']} (process{', created' if done['pool_created'] else ''})")
-    print(f"inputs:     {' '.join(p['paths'])}")
-    print(f"database:   {p['db']}")
-    print(f"reports:    {p['out']}")
-    print(f"start a worker:  prefect worker start --pool {done['pool']}")
-    print(f"run it now:      prefect deployment run {done['deployment']}")
-    return 0

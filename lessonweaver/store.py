@@ -16,8 +16,9 @@ from pathlib import Path
 import duckdb
 
 from lessonweaver.crashpoints import reached
-from lessonweaver.privacy import safe_error
+from lessonweaver.errors import safe_error
 from lessonweaver.resources import sql_path
+from lessonweaver.summary import RUN_COLUMNS, RunSummary, runs_schema
 
 
 LOCK_WAIT_SECONDS = 10.0  # how long an open waits for another process's connection to close
@@ -57,6 +58,10 @@ def connect(db: str, read_only: bool = False, threads: int | None = None,
             raise StoreError(f"cannot open {db}: {safe_error(exc)}") from None
     if not read_only:
         con.execute(sql_path("schema.sql").read_text(encoding="utf-8"))
+        existing = {r[0] for r in con.execute(
+            "SELECT column_name FROM duckdb_columns() WHERE table_name = 'runs' AND schema_name = 'main'").fetchall()}
+        if upgrade := runs_schema(existing):
+            con.execute(upgrade)
         con.execute(sql_path("macros.sql").read_text(encoding="utf-8"))
         con.execute(sql_path("views.sql").read_text(encoding="utf-8"))
     return con
@@ -360,24 +365,14 @@ def _load(con: duckdb.DuckDBPyConnection, folders: list[str], run_id: str, count
                 "DROP TABLE not_new")
 
 
-# The runs table's columns, filled from a run's summary (see sql/schema.sql).
-RUN_COLUMNS = {
-    "run_id": "VARCHAR", "started_at": "TIMESTAMP", "finished_at": "TIMESTAMP", "status": "VARCHAR",
-    "inputs": "VARCHAR[]", "night": "DATE", **dict.fromkeys((
-        "files_seen", "files_read", "files_skipped", "records", "records_loaded", "records_quarantined",
-        "records_rejected", "traces_loaded", "traces_duplicate", "traces_conflicting", "traces_quarantined",
-        "events_loaded", "unknown_event_types", "detections", "lessons_new", "lessons_total"), "BIGINT"),
-}
-
-
-def record_run(con: duckdb.DuckDBPyConnection, run: dict) -> None:
+def record_run(con: duckdb.DuckDBPyConnection, run: RunSummary) -> None:
     """Write the run's row in `runs` (replacing it): recorded as soon as the load commits, then updated
     as the run goes on, so a run that fails later is still there, with what it did."""
     columns = ", ".join(f"?::{kind} AS {name}" for name, kind in RUN_COLUMNS.items())
     con.execute("BEGIN TRANSACTION")
     try:
-        con.execute("DELETE FROM runs WHERE run_id = ?", [run["run_id"]])
-        con.execute(f"INSERT INTO runs BY NAME SELECT {columns}", [run.get(name) for name in RUN_COLUMNS])
+        con.execute("DELETE FROM runs WHERE run_id = ?", [run.run_id])
+        con.execute(f"INSERT INTO runs BY NAME SELECT {columns}", run.row())
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")

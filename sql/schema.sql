@@ -1,29 +1,6 @@
 -- The lessonweaver database: the public SQL interface (documented in docs/tables.md).
--- Applied on every open; every statement is idempotent.
-
-CREATE TABLE IF NOT EXISTS runs (
-    run_id              VARCHAR,
-    started_at          TIMESTAMP,
-    finished_at         TIMESTAMP,
-    status              VARCHAR,    -- loaded (weaving) | completed | failed (after the load) | audit_failed (reports withheld)
-    inputs              VARCHAR[],
-    files_seen          BIGINT,
-    files_read          BIGINT,
-    files_skipped       BIGINT,     -- already ingested with the same content
-    records             BIGINT,
-    records_loaded      BIGINT,
-    records_quarantined BIGINT,
-    records_rejected    BIGINT,
-    traces_loaded       BIGINT,     -- new traces stored by this run
-    traces_duplicate    BIGINT,     -- traces delivered again with the same content, not stored again
-    traces_conflicting  BIGINT,     -- same trace_id as a stored trace, other content: rejected
-    traces_quarantined  BIGINT,
-    events_loaded       BIGINT,
-    unknown_event_types BIGINT,     -- events whose raw_type maps to no canonical type
-    detections          BIGINT,
-    lessons_new         BIGINT,
-    lessons_total       BIGINT
-);
+-- Applied on every open; every statement is idempotent. The `runs` table is made from the run summary
+-- (lessonweaver/summary.py), with each column's meaning as its comment.
 
 CREATE TABLE IF NOT EXISTS ingested_files (
     path        VARCHAR,
@@ -171,9 +148,7 @@ CREATE TABLE IF NOT EXISTS reviews (
 -- Columns added after the first release: older databases gain them here.
 ALTER TABLE lessons ADD COLUMN IF NOT EXISTS tenant VARCHAR;
 ALTER TABLE traces ADD COLUMN IF NOT EXISTS content_hash VARCHAR;
-ALTER TABLE runs ADD COLUMN IF NOT EXISTS traces_conflicting BIGINT;
 ALTER TABLE ingested_files ADD COLUMN IF NOT EXISTS note VARCHAR;
-ALTER TABLE runs ADD COLUMN IF NOT EXISTS night DATE;
 ALTER TABLE detections ADD COLUMN IF NOT EXISTS variant_id VARCHAR;
 ALTER TABLE lessons ADD COLUMN IF NOT EXISTS status VARCHAR;
 ALTER TABLE lessons ADD COLUMN IF NOT EXISTS first_night DATE;

@@ -10,8 +10,8 @@ os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 import duckdb  # noqa: E402
 import pytest  # noqa: E402
 
-from lessonweaver import adapters, detectors, privacy, read  # noqa: E402
-from lessonweaver.batch import connect_staging  # noqa: E402
+from lessonweaver import detectors  # noqa: E402
+from lessonweaver.batch import connect_staging, stage_in  # noqa: E402
 from lessonweaver.config import Settings  # noqa: E402
 from lessonweaver.discover import discover  # noqa: E402
 
@@ -51,18 +51,13 @@ def write_jsonl(path: Path, records: list[dict]) -> Path:
 
 
 def stage(paths: list[Path], detector_dirs: tuple[str, ...] = (), only: str | None = None, pii: str = "redact"):
-    """Run read, scan, adapt, screen and detect on real files in a staging database; return the connection."""
-    con = connect_staging(Settings())
-    read.read_files(con, discover([str(p) for p in paths]))
-    privacy.scan(con, pii)
-    adapters.adapt(con, adapters.load_adapters())
-    privacy.screen(con, pii)
-    found = detectors.load_detectors(detector_dirs)
-    if only:
-        found = [d for d in found if d.id == only]
-    errors = detectors.detect(con, found)
+    """Run the staging sequence (read, scan, adapt, screen, detect, audit) on real files in a staging
+    database, as a batch does; return the connection."""
+    settings = Settings(pii=pii, detector_dirs=detector_dirs)
+    con = connect_staging(settings)
+    found = [d for d in detectors.load_detectors(detector_dirs) if only is None or d.id == only]
+    errors = stage_in(con, discover([str(p) for p in paths]), settings, detector_list=found)
     assert not errors, errors
-    privacy.audit_staged(con)
     return con
 
 

@@ -34,7 +34,7 @@ def test_a_changed_file_replaces_what_came_from_it(prefect_server, tmp_path: Pat
     write(folder / "a.jsonl", [trace("a1", task="Close a ticket politely"), trace("a3")])
     os.utime(folder / "a.jsonl", (1, 1))  # a different mtime, as a rewrite would give
     second = run(folder, db)
-    assert second["traces_loaded"] == 2 and second["traces_conflicting"] == 0
+    assert second.traces_loaded == 2 and second.traces_conflicting == 0
     assert query_db(db, "SELECT trace_id, task FROM traces ORDER BY 1") == [("a1", "Close a ticket politely"), ("a3", "Close a ticket")]
     assert query_db(db, "SELECT count(*), count(DISTINCT sha256) FROM ingested_files WHERE path LIKE '%a.jsonl'") == [(1, 1)]
     assert query_db(db, "SELECT DISTINCT trace_id FROM detections ORDER BY 1") == [("a1",), ("a3",)]
@@ -47,7 +47,7 @@ def test_redelivery_conflict_and_held_back_ids(prefect_server, tmp_path: Path):
     run(folder, db)
     write(folder / "night2.jsonl", [trace("t1"), trace("t2", task="Something else"), trace("q1"), trace("t3")])
     second = run(folder, db)
-    assert (second["traces_loaded"], second["traces_duplicate"], second["traces_conflicting"]) == (1, 1, 1)
+    assert (second.traces_loaded, second.traces_duplicate, second.traces_conflicting) == (1, 1, 1)
     accounts = query_db(db, "SELECT records, loaded, quarantined, rejected FROM ingested_files WHERE path LIKE '%night2.jsonl'")
     assert accounts == [(4, 2, 1, 1)]
     assert query_db(db, "SELECT line, reason FROM rejects") == [

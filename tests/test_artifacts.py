@@ -56,11 +56,11 @@ def test_a_run_publishes_its_summary_and_top_lessons(prefect_server, inputs: Pat
     [summary] = read_artifacts(SUMMARY_KEY, flow_run_id)
     assert summary.type == "markdown"
     text = summary.data
-    assert f"Run `{run['run_id']}`" in text and "night 2026-11-20" in text
+    assert f"Run `{run.run_id}`" in text and "night 2026-11-20" in text
     assert "| loaded | 28 |" in text and "| quarantined | 1 |" in text and "| rejected | 0 |" in text
     assert "| human\\_correction | 28 |" in text
     assert "25 new, 0 regressed, 0 resolved, 0 recurring; 25 total." in text
-    for path in run["written"]:
+    for path in run.written:
         assert f"- `{path}`" in text
     assert MARKER not in text
 

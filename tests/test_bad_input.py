@@ -418,8 +418,8 @@ def test_a_folder_of_3000_small_files(prefect_server, tmp_path):
         (sub / f"t{i:04d}.jsonl").write_text(jsonl(trace(f"bi-many-{i:04d}")) + bad)
     db = tmp_path / "lw.duckdb"
     run = nightly(paths=[str(folder)], db=str(db), out=str(tmp_path / "out"))
-    assert (run["files_seen"], run["files_read"], run["files_skipped"]) == (3000, 3000, 0)
-    assert (run["records"], run["records_loaded"], run["records_quarantined"], run["records_rejected"]) == (3030, 3000, 0, 30)
+    assert (run.files_seen, run.files_read, run.files_skipped) == (3000, 3000, 0)
+    assert (run.records, run.records_loaded, run.records_quarantined, run.records_rejected) == (3030, 3000, 0, 30)
     con = duckdb.connect(str(db), read_only=True)
     try:
         assert con.execute("SELECT count(*), sum(records), count(*) FILTER (WHERE records <> loaded + quarantined + rejected) "
@@ -454,7 +454,7 @@ def test_a_file_that_cannot_be_read(prefect_server, tmp_path):
         assert result.accounts == {"good.jsonl": (1, 1, 0, 0), "locked.jsonl": (0, 0, 0, 0)}
 
         run = nightly(paths=[str(folder)], db=str(db), out=str(tmp_path / "out"))
-        assert run["file_notes"] == [(str(locked), "could not read file (Permission denied)")]
+        assert run.file_notes == [(str(locked), "could not read file (Permission denied)")]
         con = duckdb.connect(str(db), read_only=True)
         try:  # not recorded as ingested: the next run tries it again
             assert con.execute("SELECT path FROM ingested_files").fetchall() == [(str(folder / "good.jsonl"),)]
@@ -463,7 +463,7 @@ def test_a_file_that_cannot_be_read(prefect_server, tmp_path):
     finally:
         locked.chmod(0o644)
     again = nightly(paths=[str(folder)], db=str(db), out=str(tmp_path / "out"))
-    assert (again["files_read"], again["files_skipped"], again["traces_loaded"]) == (1, 1, 1)
+    assert (again.files_read, again.files_skipped, again.traces_loaded) == (1, 1, 1)
 
 
 def test_a_dangling_symlink_in_a_folder_is_noted_not_fatal(tmp_path):

@@ -100,7 +100,7 @@ def test_the_breakdown_times_every_step_over_real_batches(tmp_path):
     corpus = tmp_path / "corpus"
     generate.generate(corpus, 300, seed=2, files=2, mix={"lessonweaver": 1.0, "otlp": 1.0}, max_words=16)
     steps = run.breakdown(run.discover.discover([str(corpus)]), tmp_path / "work")
-    assert list(steps) == ["read", "scan", "adapt", "screen", "detect", "audit staged", "write", "load", "weave", "audit"]
+    assert list(steps) == ["read", "scan", "adapt", "screen", "detect", "audit staged", "account", "write", "load", "weave", "audit"]
     assert all(seconds > 0 for seconds in steps.values())
     con = duckdb.connect(str(tmp_path / "work" / "breakdown.duckdb"), read_only=True)
     try:

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, rows, stage, write_jsonl
-from lessonweaver.batch import _account
 
 WEAVER = REPO / "tests" / "fixtures" / "formats" / "weaver_kernel"
 
@@ -20,7 +19,6 @@ def envelope(name: str) -> list[dict]:
 @pytest.fixture(scope="module")
 def con():
     con = stage([WEAVER])
-    _account(con)
     return con
 
 

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, SHARED, events_of, rows, stage, write_jsonl
-from lessonweaver.batch import _account
 
 FIXTURES = REPO / "tests" / "fixtures" / "formats" / "chat"
 TAU_SAMPLE = SHARED / "samples" / "tau-bench"
@@ -21,7 +20,6 @@ TAU_SAMPLE = SHARED / "samples" / "tau-bench"
 @pytest.fixture(scope="module")
 def con():
     con = stage([FIXTURES])
-    _account(con)
     return con
 
 

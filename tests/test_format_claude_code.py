@@ -14,7 +14,6 @@ import json
 import pytest
 
 from conftest import REPO, SHARED, events_of, rows, stage
-from lessonweaver.batch import _account
 
 FIXTURES = REPO / "tests" / "fixtures" / "formats" / "claude_code"
 SESSION = "5d0c9e4a-7b1f-4e2a-9c3d-1a2b3c4d5e6f"
@@ -24,7 +23,6 @@ SAMPLES = SHARED / "samples" / "coding-agents" / "cc-session-share"
 @pytest.fixture(scope="module")
 def con():
     con = stage([FIXTURES])
-    _account(con)
     return con
 
 
@@ -87,7 +85,6 @@ def test_tool_calls_keep_their_input_and_subagent_events_their_agent(con):
 @pytest.mark.skipif(not SAMPLES.is_dir(), reason="shared samples not present")
 def test_the_real_sessions():
     con = stage([SAMPLES])
-    _account(con)
     assert rows(con, "SELECT * FROM rejects") == []
     assert rows(con, "SELECT * FROM quarantine") == []
     assert con.execute("SELECT sum(unaccounted) FROM file_accounts").fetchone()[0] == 0

@@ -14,7 +14,6 @@ import json
 import pytest
 
 from conftest import REPO, SHARED, events_of, rows, stage
-from lessonweaver.batch import _account
 
 FIXTURES = REPO / "tests" / "fixtures" / "formats" / "codex"
 SESSION = "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"
@@ -25,7 +24,6 @@ SAMPLES = SHARED / "samples" / "coding-agents" / "codex-openprintkit"
 @pytest.fixture(scope="module")
 def con():
     con = stage([FIXTURES])
-    _account(con)
     return con
 
 
@@ -74,7 +72,6 @@ def test_corrections_carry_the_users_next_message(con):
 @pytest.mark.skipif(not SAMPLES.is_dir(), reason="shared samples not present")
 def test_the_real_sessions():
     con = stage([SAMPLES])
-    _account(con)
     assert rows(con, "SELECT * FROM rejects") == [] and rows(con, "SELECT * FROM quarantine") == []
     assert con.execute("SELECT sum(unaccounted) FROM file_accounts").fetchone()[0] == 0
     assert dict(con.execute("SELECT format, count(*) FROM traces GROUP BY 1").fetchall()) == {"codex": 3}

@@ -347,9 +347,9 @@ def test_a_run_split_over_batches_loads_whole(prefect_server, tmp_path):
     runs = {name: nightly(paths=[str(tmp_path / "in")], db=str(tmp_path / f"{name}.duckdb"),
                           out=str(tmp_path / f"out-{name}"), **options)
             for name, options in (("whole", {}), ("parted", {"batch_mb": 0.0001}))}
-    assert "merge" in runs["parted"]["timings"]
+    assert "merge" in runs["parted"].timings
     for run in runs.values():
-        assert (run["records"], run["records_loaded"], run["records_rejected"]) == (23, 23, 0)
+        assert (run.records, run.records_loaded, run.records_rejected) == (23, 23, 0)
     events, traces = "SELECT * FROM events ORDER BY seq", "SELECT trace_id, outcome, task FROM traces"
     assert query_db(tmp_path / "parted.duckdb", events) == query_db(tmp_path / "whole.duckdb", events)
     assert query_db(tmp_path / "parted.duckdb", traces) == query_db(tmp_path / "whole.duckdb", traces) == [

@@ -242,7 +242,7 @@ def test_the_report_screenshots(nights: Nights, tmp_path: Path):
 def test_trends_are_zero_filled_per_night_from_sightings(nights: Nights):
     con = store.connect(str(nights.db), read_only=True)
     try:
-        ctx = render.context(con, nights.run)
+        ctx = render.context(con, nights.run.as_dict())
         sums = dict(((lid, str(night)), n) for lid, night, n in con.execute(
             "SELECT lesson_id, night, sum(occurrences) FROM sightings WHERE lesson_id IS NOT NULL GROUP BY ALL").fetchall())
         per_detector = dict(con.execute("SELECT detector, sum(occurrences) FROM sightings GROUP BY ALL").fetchall())

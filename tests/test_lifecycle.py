@@ -61,8 +61,8 @@ def test_a_week_of_nights(prefect_server, tmp_path):
         traces = [correction(f"d{day}-{i}", text) for i, text in enumerate(problems)] + [clean(f"d{day}-ok")]
         run = night_run(tmp_path / "in", db, day, traces, resolve_after=2)
         seen[day] = statuses(db)
-        assert run["night"] == START + dt.timedelta(days=day - 1)
-        assert run["lessons_new"] == sum(1 for s in expected[day].values() if s == "new")
+        assert run.night == START + dt.timedelta(days=day - 1)
+        assert run.lessons_new == sum(1 for s in expected[day].values() if s == "new")
     assert seen == expected
 
     con = store.connect(str(db), read_only=True)
@@ -132,7 +132,7 @@ def test_review_decisions_survive_reruns(prefect_server, tmp_path, capsys):
     write_traces(tmp_path / "in" / "later", "t.jsonl", [correction("a2", DISCOUNT), correction("b2", ADDRESS)])
     run = nightly(paths=[str(tmp_path / "in")], db=str(db), out=str(tmp_path / "out"),
                   night=(START + dt.timedelta(days=2)).isoformat())
-    assert run["lessons_new"] == 0
+    assert run.lessons_new == 0
     con = store.connect(str(db), read_only=True)
     got = {i: (r, s, t) for i, r, s, t in con.execute("SELECT lesson_id, review, status, lesson FROM lessons").fetchall()}
     con.close()

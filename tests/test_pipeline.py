@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, query_db, write_traces
+from conftest import REPO, query_db, run_state, write_traces
 from flows.nightly import nightly
 from lessonweaver.cli import main
 
@@ -52,9 +52,9 @@ def inputs(tmp_path: Path) -> Path:
 def test_flow_end_to_end(prefect_server, inputs: Path, tmp_path: Path):
     db, out = tmp_path / "db" / "lw.duckdb", tmp_path / "reports"
     run = nightly(paths=[str(inputs)], db=str(db), out=str(out))
-    assert run["status"] == "completed"
-    assert (run["records"], run["records_loaded"], run["records_quarantined"], run["records_rejected"]) == (14, 8, 5, 1)
-    assert run["quarantine_reasons"] == {"tag:contains_pii": 2, "tag:contains_secret": 1,
+    assert run.status == "completed"
+    assert (run.records, run.records_loaded, run.records_quarantined, run.records_rejected) == (14, 8, 5, 1)
+    assert run.quarantine_reasons == {"tag:contains_pii": 2, "tag:contains_secret": 1,
                                          "tag:data_classification": 1, "tag:sensitivity": 1}
     assert query_db(db, "SELECT count(*) FROM traces") == [(8,)]
     # Five corrections that differ only in ticket numbers are one lesson with five occurrences.
@@ -89,15 +89,15 @@ def test_rerun_is_idempotent_and_new_files_add_only_their_traces(prefect_server,
     nightly(paths=[str(inputs)], db=str(db), out=str(out))
     first = query_db(db, counts)
     second_run = nightly(paths=[str(inputs)], db=str(db), out=str(out))
-    assert second_run["files_skipped"] == 2 and second_run["records"] == 0
+    assert second_run.files_skipped == 2 and second_run.records == 0
     assert query_db(db, counts) == first
     # The same content under another name is recognised and not read into the database again.
     (inputs / "copy-of-night1.jsonl").write_bytes((inputs / "night1.jsonl").read_bytes())
     third = nightly(paths=[str(inputs)], db=str(db), out=str(out))
-    assert third["files_skipped"] == 3 and query_db(db, counts) == first
+    assert third.files_skipped == 3 and query_db(db, counts) == first
     write_traces(inputs, "night2.jsonl", [corrected("c9", 109)])
     fourth = nightly(paths=[str(inputs)], db=str(db), out=str(out))
-    assert fourth["traces_loaded"] == 1 and fourth["lessons_new"] == 0
+    assert fourth.traces_loaded == 1 and fourth.lessons_new == 0
     assert query_db(db, "SELECT max(occurrences), count(*) FROM lessons") == [(6, 2)]
 
 
@@ -108,6 +108,20 @@ def test_cli_in_process(prefect_server, inputs: Path, tmp_path: Path, capsys):
     assert "records:    14 = 8 loaded + 5 quarantined + 1 rejected" in printed
     assert "human_correction" in printed and MARKER not in printed
     assert query_db(db, "SELECT count(*) FROM runs WHERE status = 'completed'") == [(1,)]
+
+
+def test_without_prefect_the_same_tables_and_reports(prefect_server, tmp_path: Path, capsys, monkeypatch):
+    """`run --no-prefect` runs the same pipeline in this process: the demo data gives what the flow gives."""
+    monkeypatch.setenv("LESSONWEAVER_TENANT_SALT", "same-salt")  # both databases hash tenants alike
+    flowed = nightly(paths=[str(REPO / "data")], db=str(tmp_path / "flow.duckdb"), out=str(tmp_path / "flow"))
+    assert main(["run", str(REPO / "data"), "--no-prefect", "--db", str(tmp_path / "local.duckdb"),
+                 "--out", str(tmp_path / "local")]) == 0
+    printed = capsys.readouterr().out
+    assert f"records:    {flowed.records} = {flowed.records_loaded} loaded" in printed and " s in-process (" in printed
+    assert run_state(tmp_path / "local.duckdb", tmp_path / "local") == run_state(tmp_path / "flow.duckdb",
+                                                                                  tmp_path / "flow")
+    rows = query_db(tmp_path / "local.duckdb", "SELECT status, records, detections FROM runs")
+    assert rows == [("completed", flowed.records, flowed.detections)]
 
 
 def test_cli_errors_are_one_clear_line(tmp_path: Path, capsys):
@@ -136,7 +150,7 @@ def test_user_detector_folder(prefect_server, inputs: Path, tmp_path: Path):
         "SELECT trace_id, event_id, content AS evidence FROM events WHERE content ILIKE '%as a duplicate%'\n")
     db = tmp_path / "lw.duckdb"
     run = nightly(paths=[str(inputs)], db=str(db), out=str(tmp_path / "out"), detector_dirs=[str(mine)])
-    assert run["detections_by_detector"]["closed_as_duplicate"] == 5
+    assert run.detections_by_detector["closed_as_duplicate"] == 5
     assert query_db(db, "SELECT count(*) FROM lessons WHERE detector = 'closed_as_duplicate'") == [(1,)]
 
 

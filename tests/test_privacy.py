@@ -1,6 +1,7 @@
 """Privacy beyond tags: planted secrets and PII in untagged traces, a false-positive corpus, the audit."""
 
 import base64
+import datetime as dt
 import json
 import hashlib
 import uuid
@@ -92,7 +93,7 @@ def test_pii_quarantine_mode(corpus: Path):
 def test_no_planted_value_reaches_any_byte_and_the_audit_passes(prefect_server, corpus: Path, tmp_path: Path, capsys):
     db, out = tmp_path / "lw.duckdb", tmp_path / "reports"
     run = nightly(paths=[str(corpus)], db=str(db), out=str(out))
-    assert run["traces_quarantined"] == len(SECRETS) and run["traces_loaded"] == len(PII)
+    assert run.traces_quarantined == len(SECRETS) and run.traces_loaded == len(PII)
     values = [v.replace("\\n", "\n") for v in SECRETS.values()] + [v for v, _ in PII.values()]
     files = [p for p in [*out.iterdir(), *tmp_path.glob("lw.duckdb*")] if p.is_file()]
     for f in files:
@@ -190,9 +191,9 @@ def test_html_templates_escape_trace_content(tmp_path: Path):
     mine = tmp_path / "templates"
     mine.mkdir()
     (mine / "page.html.j2").write_text("<ul>{% for l in lessons %}<li>{{ l.evidence }}</li>{% endfor %}</ul>")
-    from lessonweaver.store import RUN_COLUMNS
+    from lessonweaver.summary import RunSummary
 
-    run = {**dict.fromkeys(RUN_COLUMNS, 0), "run_id": "r", "started_at": "2026-11-29T02:00:00"}
+    run = RunSummary(run_id="r", started_at=dt.datetime(2026, 11, 29, 2)).as_dict()
     render.render(con, run, str(tmp_path / "out"), str(mine))
     html = (tmp_path / "out" / "page.html").read_text()
     assert "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
@@ -215,7 +216,7 @@ def test_tenants_become_salted_hashes_and_reports_can_be_per_tenant(prefect_serv
     ]).parent
     db, out = tmp_path / "lw.duckdb", tmp_path / "reports"
     run = nightly(paths=[str(folder)], db=str(db), out=str(out))
-    assert run["status"] == "completed"
+    assert run.status == "completed"
     con = duckdb.connect(str(db), read_only=True)
     salt = con.execute("SELECT value FROM settings WHERE key = 'tenant_salt'").fetchone()[0]
     tenants = dict(con.execute("SELECT trace_id, tenant FROM traces").fetchall())

@@ -22,7 +22,6 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from flows.nightly import nightly
-from lessonweaver.batch import _account
 
 TRACE_IDS = ("trace-a", "trace-b", "trace-c", "trace-d")
 CANONICAL = ("user_message", "assistant_message", "tool_call", "tool_result", "error", "retry",
@@ -234,7 +233,6 @@ def test_staging_puts_every_record_in_exactly_one_place(collection: Collection):
         folder = Path(tmp)
         _, expected = write(collection, folder)
         con = stage([folder])
-        _account(con)
         accounts = rows(con, "SELECT path, records, loaded, quarantined, rejected, unaccounted FROM file_accounts")
         assert all(a["unaccounted"] == 0 for a in accounts), accounts
         assert all(a["records"] == a["loaded"] + a["quarantined"] + a["rejected"] for a in accounts), accounts
@@ -284,9 +282,9 @@ def test_flow_accounts_for_everything_reruns_change_nothing_and_nothing_hidden_i
         folder.mkdir()
         paths, expected = write(collection, folder)
         first = nightly(paths=[str(folder)], db=str(db), out=str(out))
-        assert first["status"] == "completed"
+        assert first.status == "completed"
         totals = [sum(a[i] for a in expected.accounts.values()) for i in range(4)]
-        assert [first["records"], first["records_loaded"], first["records_quarantined"], first["records_rejected"]] == totals
+        assert [first.records, first.records_loaded, first.records_quarantined, first.records_rejected] == totals
 
         con = duckdb.connect(str(db), read_only=True)
         try:
@@ -298,13 +296,13 @@ def test_flow_accounts_for_everything_reruns_change_nothing_and_nothing_hidden_i
 
         before = snapshot(db)
         second = nightly(paths=[str(folder)], db=str(db), out=str(out))
-        assert (second["files_skipped"], second["records"]) == (len(paths), 0)
+        assert (second.files_skipped, second.records) == (len(paths), 0)
         assert snapshot(db) == before
         # Touched files (a copy that did not keep times) are read again and recognised by their content.
         for path in paths:
             os.utime(path, (1, 1))
         third = nightly(paths=[str(folder)], db=str(db), out=str(out))
-        assert (third["files_read"], third["records"]) == (0, 0)
+        assert (third.files_read, third.records) == (0, 0)
         assert snapshot(db) == before
 
         outputs = [p for p in [*db.parent.iterdir(), *out.iterdir()] if p.is_file() and not p.name.endswith(".lock")]

@@ -46,10 +46,10 @@ def test_split_trace_equals_whole(prefect_server, tmp_path, sample):
     # A tiny batch size puts each file in a batch of its own.
     parted = nightly(paths=[str(tmp_path / "in")], db=str(tmp_path / "parts.duckdb"), out=str(tmp_path / "o2"),
                      batch_mb=0.0001)
-    assert "merge" in parted["timings"] and "merge" not in whole["timings"]
+    assert "merge" in parted.timings and "merge" not in whole.timings
     assert tables(tmp_path / "parts.duckdb") == tables(tmp_path / "whole.duckdb")
-    assert parted["traces_conflicting"] == 0 and parted["records_rejected"] == whole["records_rejected"]
-    assert parted["records"] == parted["records_loaded"] + parted["records_quarantined"] + parted["records_rejected"]
+    assert parted.traces_conflicting == 0 and parted.records_rejected == whole.records_rejected
+    assert parted.records == parted.records_loaded + parted.records_quarantined + parted.records_rejected
 
 
 def test_large_file_is_staged_in_parts(prefect_server, tmp_path):
@@ -77,11 +77,11 @@ def test_large_file_is_staged_in_parts(prefect_server, tmp_path):
         lines_of = dict(con.execute("SELECT trace_id, line FROM traces").fetchall())
         assert lines_of[f"{traces[0]['trace_id']}-39"] == 39 * (len(traces) + 1) + 1
         con.close()
-    assert parted["files_read"] == whole["files_read"] == 1
+    assert parted.files_read == whole.files_read == 1
     # The same file again, unchanged: skipped whole, though it was read in parts.
     again = nightly(paths=[str(folder)], db=str(tmp_path / "parts.duckdb"), out=str(tmp_path / "o2"),
                     batch_mb=size_mb / 7)
-    assert (again["files_skipped"], again["records"]) == (1, 0)
+    assert (again.files_skipped, again.records) == (1, 0)
 
 
 def test_event_per_line_file_is_not_cut(tmp_path):

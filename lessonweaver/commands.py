@@ -1,0 +1,243 @@
+"""What each `lessonweaver` subcommand does, given its parsed arguments (the parser is in cli.py).
+
+Heavy imports wait for the command that needs them: Prefect only for `run`, `backfill` and `schedule`
+through Prefect, the PII libraries only for commands that screen text, so `sql`, `review` and `export`
+open quickly.
+"""
+
+import argparse
+import logging
+import os
+import sys
+from pathlib import Path
+
+from lessonweaver import options
+from lessonweaver.config import Settings
+from lessonweaver.schedule import ENTRYPOINT as NIGHTLY_FLOW
+from lessonweaver.summary import RunSummary, format_summary
+
+# The Prefect flows are named as a deployment names them: the package never imports flows/.
+BACKFILL_FLOW = "flows/backfill.py:backfill"
+
+
+def prefect_defaults(quiet: bool) -> None:
+    """Offline-friendly Prefect settings unless the user chose otherwise; progress goes to stderr."""
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    os.environ.setdefault("PREFECT_SERVER_LOGGING_LEVEL", "WARNING")
+    # Prefect gives its temporary server 20 s to start; a busy 2-core machine sometimes needs more.
+    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "90")
+    if quiet:
+        os.environ["PREFECT_LOGGING_LEVEL"] = "WARNING"
+
+
+def load_flow(entrypoint: str):  # noqa: ANN201 - a Prefect Flow; its type would import Prefect
+    """A flow of flows/, found beside this package (in a checkout and in an installed wheel alike)."""
+    from prefect.flows import load_flow_from_entrypoint
+
+    path, name = entrypoint.split(":")
+    return load_flow_from_entrypoint(f"{Path(__file__).resolve().parents[1] / path}:{name}")
+
+
+def local_logging(quiet: bool) -> None:
+    """Progress lines on stderr for runs without Prefect, in Prefect's layout."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s.%(msecs)03d | %(levelname)-7s | %(message)s", "%H:%M:%S"))
+    log = logging.getLogger("lessonweaver")
+    log.handlers[:] = [handler]
+    log.setLevel(logging.WARNING if quiet else logging.INFO)
+    log.propagate = False
+
+
+def _settings(given: dict) -> Settings:
+    """The run's settings, checked, and the database checked free, before Prefect starts."""
+    from lessonweaver import pipeline, store
+
+    settings = options.to_settings(given)
+    pipeline.check(settings)
+    store.connect(settings.db).close()  # catch a locked or foreign file before Prefect starts
+    with store.run_lock(settings.db):
+        pass
+    return settings
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from lessonweaver.lessons import STATUSES
+
+    given = options.values(args, options.RUN)
+    settings = _settings(given)
+    if args.no_prefect:
+        from lessonweaver import pipeline
+
+        local_logging(args.quiet)
+        run = pipeline.run_local(settings)
+    else:
+        prefect_defaults(args.quiet)
+        run = load_flow(NIGHTLY_FLOW)(**given)
+    print(format_summary(run, STATUSES, "in-process" if args.no_prefect else "in the flow"))
+    return 0
+
+
+def _night_line(run: RunSummary) -> str:
+    statuses = run.lesson_statuses
+    return (f"night {run.night}: run {run.run_id}, {run.records_loaded} records loaded "
+            f"({run.records_quarantined} quarantined, {run.records_rejected} rejected), {run.detections} detections; "
+            "lessons " + ", ".join(f"{statuses.get(s, 0)} {s}" for s in ("new", "regressed", "recurring", "resolved")))
+
+
+def cmd_backfill(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from lessonweaver.backfill import night_folders
+
+    nights, _ = night_folders(args.root, args.start, args.end)
+    given = options.values(args, options.BACKFILL)
+    settings = _settings({**given, "paths": [nights[0][1]]})
+    if args.no_prefect:
+        from lessonweaver import pipeline
+
+        local_logging(args.quiet)
+        runs = [pipeline.run_local(replace(settings, paths=(folder,), night=night.isoformat()))
+                for night, folder in nights]
+    else:
+        prefect_defaults(args.quiet)
+        runs = load_flow(BACKFILL_FLOW)(root=args.root, start=args.start, end=args.end, **given)
+    for run in runs:
+        print(_night_line(run))
+    print(f"backfill:   {len(runs)} night(s), {nights[0][0]} to {nights[-1][0]}")
+    print(f"database:   {settings.db}")
+    for path in runs[-1].written if runs else []:
+        print(f"report:     {path}")
+    return 0
+
+
+def cmd_schedule(args: argparse.Namespace) -> int:
+    from lessonweaver import schedule
+
+    given = options.values(args, options.SCHEDULE)
+    missing = [p for p in given["paths"] if not Path(p).exists()]
+    if missing:
+        raise schedule.ScheduleError(f"path does not exist: {missing[0]}")
+    options.to_settings(given)  # the same checks as a run's, before the server is asked
+    if given["resolve_after"] < 1:
+        raise schedule.ScheduleError("--resolve-after must be at least 1")
+    prefect_defaults(quiet=True)
+    done = schedule.register(given, args.cron, args.timezone, args.pool, args.name)
+    p = done["parameters"]
+    print(f"deployment {done['deployment']} ({done['id']}) registered on {done['api']}")
+    print(f"schedule:   {done['cron']} ({done['timezone']})")
+    print(f"work pool:  {done['pool']} (process{', created' if done['pool_created'] else ''})")
+    print(f"inputs:     {' '.join(p['paths'])}")
+    print(f"database:   {p['db']}")
+    print(f"reports:    {p['out']}")
+    print(f"start a worker:  prefect worker start --pool {done['pool']}")
+    print(f"run it now:      prefect deployment run {done['deployment']}")
+    return 0
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    from lessonweaver import audit, store
+
+    con = store.connect(args.db, read_only=True)
+    try:
+        files = audit.outputs(args.out)
+        findings = audit.audit_database(con) + audit.audit_files(con, files)
+    finally:
+        con.close()
+    for finding in findings:
+        print(finding)
+    print(f"audit: {args.db} and {len(files)} file(s) in {args.out}/: "
+          + (f"{len(findings)} finding(s)" if findings else "clean"))
+    return 1 if findings else 0
+
+
+def cmd_detectors(args: argparse.Namespace) -> int:
+    from lessonweaver.detectors import load_detectors
+
+    for d in load_detectors(args.detectors):
+        print(f"{d.id:<20} {d.severity:<9} {d.title}")
+        if args.verbose:
+            print(f"{'':<20} {d.description}\n{'':<20} {d.sql.path}\n")
+    return 0
+
+
+def _existing_db(db: str) -> str:
+    if not os.path.exists(db):
+        raise ValueError(f"no database at {db} (create one with: lessonweaver run --db {db})")
+    return db
+
+
+def _show_lesson(lesson: dict, verbose: bool) -> None:
+    print(f"{lesson['lesson_id']}  {lesson['review']:<8}  {lesson['status'] or '':<9}  {lesson['severity']:<8}"
+          f"  {lesson['priority'] or 0:>7.2f}  {lesson['occurrences']:>5}x  {lesson['title']}")
+    if verbose or lesson["lesson"] != lesson["proposed_lesson"]:
+        print(f"{'':<15}lesson:   {lesson['lesson']}")
+    if verbose:
+        if lesson["lesson"] != lesson["proposed_lesson"]:
+            print(f"{'':<15}proposed: {lesson['proposed_lesson']}")
+        if lesson["note"]:
+            print(f"{'':<15}note:     {lesson['note']}")
+
+
+def _list_lessons(args: argparse.Namespace, db: str) -> int:
+    from lessonweaver import render, review, store
+
+    con = store.connect(db, read_only=True)
+    try:
+        if args.action == "show":
+            shown = review.candidates(con, None, review.resolve_id(con, args.lesson_id))
+        else:
+            shown = review.candidates(con, None if args.all else args.decision, limit=args.limit)
+    finally:
+        con.close()
+    for lesson in shown:
+        lesson.update({k: render.scrub(lesson[k]) for k in ("title", "lesson", "proposed_lesson")
+                       if lesson.get(k) is not None})
+        _show_lesson(lesson, args.verbose or args.action == "show")
+    if args.action is None:
+        which = "lessons" if args.all else f"{args.decision} lessons"
+        print(f"({len(shown)} {which}; accept, reject or edit one with: lessonweaver review accept|reject|edit ID)")
+    return 0
+
+
+def cmd_review(args: argparse.Namespace) -> int:
+    from lessonweaver import review, store
+
+    db = _existing_db(args.db)
+    if args.action in (None, "show"):
+        return _list_lessons(args, db)
+    decision = {"accept": "accepted", "reject": "rejected", "edit": None}[args.action]
+    if args.action == "edit" and args.text is None:
+        raise ValueError("review edit needs --text")
+    with store.run_lock(db):
+        con = store.connect(db)
+        try:
+            lesson = review.decide(con, args.lesson_id, decision, args.text, args.note)
+        finally:
+            con.close()
+    print(f"{lesson['lesson_id']}: {lesson['review']}" + (" (text edited)" if args.text is not None else ""))
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from lessonweaver import export, store
+
+    con = store.connect(_existing_db(args.db), read_only=True)
+    try:
+        text = export.export(con, args.format, args.templates)
+    finally:
+        con.close()
+    if args.output in (None, "-"):
+        sys.stdout.write(text)
+    else:
+        from lessonweaver.render import write_atomic
+
+        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(Path(args.output), text)
+        print(f"exported to {args.output}", file=sys.stderr)
+    return 0
+
+
+def cmd_sql(args: argparse.Namespace) -> int:
+    from lessonweaver import explore
+
+    return explore.main(args.db, args.query, args.file, args.format, args.max_width)

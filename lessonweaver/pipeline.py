@@ -1,0 +1,311 @@
+"""The nightly run as plain functions: plan, stage each batch, load and weave, render and audit.
+
+`execute` runs them in order for one set of Settings. How each stage is called is the caller's choice
+(`Steps`): `run_local` calls them in this process, batches on a thread pool or a Dask cluster; the
+Prefect flow (flows/nightly.py) wraps the same functions in tasks, for retries, the UI and artifacts.
+Only `store` and the weave write the database, through a connection opened here.
+"""
+
+import datetime as dt
+import logging
+import secrets
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any, Protocol
+
+from lessonweaver import adapters, audit, detectors, discover, lessons, privacy, render, store
+from lessonweaver.batch import BatchResult, run_batch, split_traces
+from lessonweaver.config import Settings, batch_memory_limit, memory_bytes, parse_night
+from lessonweaver.crashpoints import reached
+from lessonweaver.summary import RunSummary
+
+LOG = logging.getLogger("lessonweaver")
+Log = logging.Logger | logging.LoggerAdapter
+
+AUDIT_ROUNDS = 3  # renders at most, each after quarantining what the previous audit found
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a run will read: the batches of new or changed files, and what it knows from earlier runs."""
+    batches: list[list[discover.InputFile]]
+    files_seen: int
+    files_skipped: int
+    known_hashes: frozenset[str]
+    tenant_salt: str
+
+
+class Result(Protocol):
+    def result(self) -> Any: ...
+
+
+@dataclass(frozen=True)
+class Steps:
+    """How `execute` calls each stage: directly, or through Prefect tasks. `stage` starts a batch and
+    returns something with `.result()`; `publish`, when given, shows the finished run somewhere."""
+    plan: Callable[[Settings], Plan]
+    stage: Callable[..., Result]
+    load: Callable[[Settings, list[str], RunSummary, str | None], RunSummary]
+    render: Callable[[Settings, RunSummary, list[str]], RunSummary]
+    publish: Callable[[Settings, RunSummary], None] | None = None
+
+
+def check(settings: Settings) -> None:
+    """Refuse, in one line each, options that would fail the run later: before anything is read."""
+    discover.discover(list(settings.paths))
+    names = [a.format for a in adapters.load_adapters()]
+    if settings.format and settings.format not in names:
+        raise ValueError(f"unknown format '{settings.format}' (known: {', '.join(names)})")
+    detectors.load_detectors(settings.detector_dirs)
+    if settings.dask_address and settings.runner != "dask":
+        raise ValueError("--dask-address needs --runner dask")
+    if settings.night:
+        parse_night(settings.night)
+    if settings.resolve_after < 1:
+        raise ValueError("--resolve-after must be at least 1")
+    memory_bytes(settings.memory_limit)
+    if settings.work_dir and not Path(settings.work_dir).is_dir():
+        raise ValueError(f"work folder does not exist: {settings.work_dir}")
+    if settings.templates and not Path(settings.templates).is_dir():
+        raise ValueError(f"template folder does not exist: {settings.templates}")
+
+
+def start(settings: Settings) -> RunSummary:
+    """A new run's summary: its id, start time and night, and the detectors it will use (which fails
+    fast, before anything is read, on a broken detector or adapter file)."""
+    adapters.load_adapters()
+    found = detectors.load_detectors(settings.detector_dirs)
+    started = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+    return RunSummary(run_id=started.strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3), started_at=started,
+                      inputs=list(settings.paths), night=parse_night(settings.night) if settings.night else started.date(),
+                      detectors=[d.id for d in found], db=settings.db)
+
+
+def plan(settings: Settings) -> Plan:
+    """List the input files, drop those ingested before unchanged, and batch the rest."""
+    files = discover.discover(list(settings.paths))
+    con = store.connect(settings.db)
+    try:
+        seen, hashes = store.ingested(con)
+        salt = store.tenant_salt(con, settings.tenant_salt)
+    finally:
+        con.close()
+    fresh = [f for f in files if (f.path, f.size, f.mtime) not in seen]
+    # Files larger than a batch, one trace per line, are staged in parts: memory follows the batch size.
+    known = adapters.load_adapters()
+    parts = discover.split_large(fresh, settings.batch_bytes,
+                                 lambda f: adapters.one_trace_per_line(f.path, known, settings.format))
+    return Plan(discover.batches(parts, settings.batch_bytes), len(files), len(files) - len(fresh), hashes, salt)
+
+
+def stage(files: list[discover.InputFile], settings: Settings, folder: str, known_hashes: frozenset[str],
+          label: str, only_traces: frozenset[str] | None = None, log: Log = LOG) -> BatchResult:
+    """Read, adapt, screen and detect one batch of files in memory; write Parquet into `folder`."""
+    result = run_batch(files, settings, folder, known_hashes, only_traces)
+    if result.alone:
+        log.warning("batch %s ran out of its share of the memory limit (%s) and was staged again with all of it "
+                    "(%s); for very large traces, run with fewer --workers", label, batch_memory_limit(settings),
+                    settings.memory_limit)
+    megabytes = sum((f.end - f.start) if f.is_part else f.size for f in files) / 1e6
+    log.info("batch %s staged: %d file(s), %.1f MB", label, len(files), megabytes)
+    return result
+
+
+def load_and_weave(settings: Settings, folders: list[str], run: RunSummary, merged: str | None = None) -> RunSummary:
+    """Load the batches in one transaction, record the run, and rebuild lessons. A weave that fails
+    leaves the run recorded as failed, with what it loaded."""
+    run = replace(run)
+    con = store.connect(settings.db, threads=settings.threads, memory_limit=settings.memory_limit)
+    try:
+        lessons.register_detectors(con, detectors.load_detectors(settings.detector_dirs))
+        counts = store.load(con, folders, run.run_id, merged)
+        reached("loaded")
+        skipped_unread = run.files_skipped
+        run = replace(run, **asdict(counts), status="loaded")
+        run.files_skipped = skipped_unread + counts.files_skipped
+        store.record_run(con, run)
+        try:
+            run.lessons_new, run.lessons_total = _weave(con, settings, run)
+        except BaseException:
+            run.status = "failed"
+            store.record_run(con, run)
+            raise
+        return replace(run, **store.run_tallies(con, run.run_id))
+    finally:
+        con.close()
+
+
+def _weave(con: Any, settings: Settings, run: RunSummary) -> tuple[int, int]:
+    return lessons.weave(con, run.run_id, run.night, settings.resolve_after, settings.merge_threshold)
+
+
+def _late_quarantine(con: Any, settings: Settings, run: RunSummary, findings: list[audit.Finding],
+                     folders: list[str], log: Log) -> RunSummary | None:
+    """Quarantine the traces of this run that the audit's findings came from, and weave again without
+    them. None when a finding comes from no trace of the run (the reports are then withheld)."""
+    held = audit.attribute(con, findings, run.run_id)
+    if not held:
+        return None
+    moved = store.quarantine_loaded(con, run.run_id, held, folders)
+    log.warning("the audit found %d problem(s) in what %d trace(s) became; they are quarantined and the reports "
+                "rendered again without them", len(findings), len(held))
+    run = replace(run, traces_loaded=run.traces_loaded - moved.traces_quarantined,
+                  traces_quarantined=run.traces_quarantined + moved.traces_quarantined,
+                  records_loaded=run.records_loaded - moved.records_quarantined,
+                  records_quarantined=run.records_quarantined + moved.records_quarantined,
+                  events_loaded=run.events_loaded - moved.events_loaded, detections=run.detections - moved.detections)
+    run.lessons_new, run.lessons_total = _weave(con, settings, run)
+    run = replace(run, **store.run_tallies(con, run.run_id))
+    store.record_run(con, run)
+    return run
+
+
+def render_and_audit(settings: Settings, run: RunSummary, folders: list[str], log: Log = LOG) -> RunSummary:
+    """Render the reports aside, audit them and this run's rows, and publish them when clean.
+
+    Fail closed per trace: a finding that came from traces of this run quarantines those traces, and
+    the reports are rendered again without them. Only a finding that no trace explains withholds the
+    reports (and fails the run)."""
+    run = replace(run)
+    con = store.connect(settings.db, threads=settings.threads, memory_limit=settings.memory_limit)
+    pending = Path(settings.out) / f".pending-{run.run_id}"
+    try:
+        tenant_key = privacy.tenant_hash(settings.tenant_salt, settings.tenant) if settings.tenant else None
+        render.clear_pending(settings.out)
+        for round_ in range(AUDIT_ROUNDS):
+            shutil.rmtree(pending, ignore_errors=True)
+            written = render.render(con, run.as_dict(), str(pending), settings.templates, tenant_key)
+            findings = audit.audit_files(con, written) + audit.audit_database(con, run.run_id)
+            if not findings:
+                break
+            again = None if round_ == AUDIT_ROUNDS - 1 else _late_quarantine(con, settings, run, findings, folders, log)
+            if again is None:
+                run.status = "audit_failed"
+                store.record_run(con, run)
+                raise audit.AuditFailed(findings)
+            run = again
+        reached("render")
+        run.written = render.publish(written, settings.out)
+        run.status = "completed"
+        run.finished_at = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+        store.record_run(con, run)
+        return run
+    except Exception:
+        if run.status != "audit_failed":
+            run.status = "failed"
+            store.record_run(con, run)
+        raise
+    finally:
+        con.close()
+        shutil.rmtree(pending, ignore_errors=True)
+
+
+class _Clock:
+    """Seconds per stage, for the summary."""
+
+    def __init__(self, timings: dict[str, float]):
+        self.timings, self.last = timings, time.perf_counter()
+
+    def lap(self, stage_name: str) -> None:
+        now = time.perf_counter()
+        self.timings[stage_name] = round(now - self.last, 3)
+        self.last = now
+
+
+def _stage_all(settings: Settings, steps: Steps, the_plan: Plan, workdir: str) -> list[BatchResult]:
+    """Stage every batch, at most `workers` at once on this machine: each holds its share of the memory
+    limit. Batches on remote workers are all submitted at once."""
+    batches = the_plan.batches
+    window = settings.workers if settings.shared_machine else max(1, len(batches))
+    started: list[Result] = []
+    for i, files in enumerate(batches):
+        if len(started) >= window:
+            started[len(started) - window].result()
+        started.append(steps.stage(files=files, settings=settings, folder=f"{workdir}/batch-{i:05d}",
+                                   known_hashes=the_plan.known_hashes, label=f"{i + 1}/{len(batches)}"))
+    return [s.result() for s in started]
+
+
+def _merge_split_traces(settings: Settings, steps: Steps, the_plan: Plan, folders: list[str], workdir: str,
+                        log: Log) -> str | None:
+    """Stage again, together, the files of traces whose records were split between batches (event-per-line
+    formats gather a trace across files); returns the merge batch's folder, or None when nothing was split."""
+    gathering = [a.format for a in adapters.load_adapters() if a.gathers]
+    ids, paths = split_traces(folders, gathering, settings.memory_limit)
+    if not ids:
+        return None
+    log.info("%d trace(s) were split between batches: staging their %d file(s) again together", len(ids), len(paths))
+    wanted = set(paths)
+    files = [f for batch in the_plan.batches for f in batch if f.path in wanted]
+    return steps.stage(files=files, settings=settings, folder=f"{workdir}/merge", known_hashes=the_plan.known_hashes,
+                       label="merge", only_traces=frozenset(ids)).result().folder
+
+
+def execute(settings: Settings, steps: Steps, log: Log = LOG) -> RunSummary:
+    """One run: plan, stage, load and weave, render and audit (and publish, when the steps say so),
+    holding the database for the whole run."""
+    run = start(settings)
+    with store.run_lock(settings.db):
+        clock = _Clock(run.timings)
+        the_plan = steps.plan(settings)
+        clock.lap("discover")
+        settings = replace(settings, tenant_salt=the_plan.tenant_salt)
+        run.files_seen, run.files_skipped = the_plan.files_seen, the_plan.files_skipped
+        log.info("%d file(s) found, %d unchanged since an earlier run, %d batch(es) to stage",
+                 the_plan.files_seen, the_plan.files_skipped, len(the_plan.batches))
+        workdir = tempfile.mkdtemp(prefix="lessonweaver-", dir=settings.work_dir)
+        try:
+            results = _stage_all(settings, steps, the_plan, workdir)
+            clock.lap("stage")
+            reached("staged")
+            run.detector_errors = {k: v for r in results for k, v in r.detector_errors.items()}
+            for detector_id, message in sorted(run.detector_errors.items()):
+                log.error("detector %s failed and was skipped: %s", detector_id, message)
+            folders = [r.folder for r in results]
+            merged = _merge_split_traces(settings, steps, the_plan, folders, workdir, log)
+            if merged:
+                clock.lap("merge")
+            run = steps.load(settings, folders, run, merged)
+            clock.lap("load")
+            run = steps.render(settings, run, folders + ([merged] if merged else []))
+            clock.lap("render")
+            if steps.publish:
+                steps.publish(settings, run)
+                clock.lap("artifacts")
+            return run
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+@contextmanager
+def stage_pool(settings: Settings) -> Iterator[Callable[..., Result]]:
+    """Where `run_local` stages batches: a thread pool of `workers`, or a Dask cluster (the one at
+    --dask-address, else a local one with `workers` processes). Yields a function that starts a batch."""
+    if settings.runner == "threads":
+        with ThreadPoolExecutor(max_workers=settings.workers) as pool:
+            yield lambda **kw: pool.submit(stage, **kw)
+        return
+    try:
+        from dask.distributed import Client, LocalCluster
+    except ImportError:
+        raise ValueError("--runner dask needs dask.distributed: pip install 'lessonweaver[dask]'") from None
+    cluster = None if settings.dask_address else LocalCluster(n_workers=settings.workers, threads_per_worker=1,
+                                                               processes=True)
+    try:
+        with Client(settings.dask_address or cluster) as client:
+            yield lambda **kw: client.submit(stage, pure=False, **kw)
+    finally:
+        if cluster is not None:
+            cluster.close()
+
+
+def run_local(settings: Settings, log: Log = LOG) -> RunSummary:
+    """The whole run in this process, without Prefect: the same stages and results as the flow."""
+    with stage_pool(settings) as submit:
+        return execute(settings, Steps(plan=plan, stage=submit, load=load_and_weave, render=render_and_audit), log)

@@ -1,0 +1,146 @@
+"""What a run did: one typed value that the pipeline fills, the `runs` table stores, and the CLI, the
+Prefect artifacts, backfill and the report templates read.
+
+The fields that carry a `column` are the columns of `runs`: the table is made from this class
+(`runs_schema`), so a new count is one line here.
+"""
+
+import datetime as dt
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+# A run's status, as `runs.status` records it.
+STATUSES = {
+    "loaded": "the load committed; weaving and rendering were still to come",
+    "completed": "loaded, woven, rendered, audited and published",
+    "failed": "stopped after the load (weave, render or publish failed); what it loaded stays",
+    "audit_failed": "the audit found what no quarantine explains: the reports were withheld",
+}
+
+
+def _column(kind: str, comment: str, default: Any = 0) -> Any:
+    return field(default=default, metadata={"column": kind, "comment": comment})
+
+
+def _shown(default_factory: Any) -> Any:
+    """A value the summary shows but `runs` does not store (it is in the run's own rows)."""
+    return field(default_factory=default_factory)
+
+
+@dataclass
+class RunSummary:
+    run_id: str = _column("VARCHAR", "when it started (UTC) and a random suffix", "")
+    started_at: dt.datetime | None = _column("TIMESTAMP", "UTC", None)
+    finished_at: dt.datetime | None = _column("TIMESTAMP", "UTC; empty until the reports are published", None)
+    status: str = _column("VARCHAR", " | ".join(STATUSES), "started")
+    inputs: list[str] = field(default_factory=list, metadata={"column": "VARCHAR[]", "comment": "the paths given"})
+    night: dt.date | None = _column("DATE", "the night the run counts for in the lessons' lifecycle", None)
+    files_seen: int = _column("BIGINT", "files found under the inputs")
+    files_read: int = _column("BIGINT", "files read (new, or changed since they were ingested)")
+    files_skipped: int = _column("BIGINT", "already ingested with the same content, or nothing to read")
+    records: int = _column("BIGINT", "records read: loaded + quarantined + rejected")
+    records_loaded: int = _column("BIGINT", "records that made a stored trace")
+    records_quarantined: int = _column("BIGINT", "records of sensitive traces, kept out")
+    records_rejected: int = _column("BIGINT", "records that could not be read as a trace (rejects)")
+    traces_loaded: int = _column("BIGINT", "new traces stored by this run")
+    traces_duplicate: int = _column("BIGINT", "traces delivered again with the same content, not stored again")
+    traces_conflicting: int = _column("BIGINT", "same trace_id as a stored trace, other content: rejected")
+    traces_quarantined: int = _column("BIGINT", "traces kept out as sensitive")
+    events_loaded: int = _column("BIGINT", "events of the new traces")
+    unknown_event_types: int = _column("BIGINT", "events whose raw_type maps to no canonical type")
+    detections: int = _column("BIGINT", "detections in the new traces")
+    lessons_new: int = _column("BIGINT", "lessons first seen in this run")
+    lessons_total: int = _column("BIGINT", "lessons in the database after this run")
+
+    records_unaccounted: int = 0  # records no stage accounted for: always 0 unless there is a bug
+    detectors: list[str] = _shown(list)
+    timings: dict[str, float] = _shown(dict)  # seconds per stage
+    detector_errors: dict[str, str] = _shown(dict)  # detector id -> why it was skipped
+    file_notes: list[tuple[str, str]] = _shown(list)  # (path, note)
+    quarantine_reasons: dict[str, int] = _shown(dict)
+    rejects_by_file: list[tuple[str, int, list[str]]] = _shown(list)  # (path, count, first reasons)
+    lesson_statuses: dict[str, int] = _shown(dict)
+    detections_by_detector: dict[str, int] = _shown(dict)
+    unknown_types: list[tuple[str, int]] = _shown(list)  # (raw_type, count)
+    unrecognised: list[tuple[str, int, str, int]] = _shown(list)  # (keys, count, first file, files)
+    written: list[str] = _shown(list)  # the report files published
+    db: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain values, for templates (which may use `run.get(...)`) and Prefect artifacts."""
+        return asdict(self)
+
+    def row(self) -> list[Any]:
+        """The values of the `runs` columns, in RUN_COLUMNS order."""
+        return [getattr(self, name) for name in RUN_COLUMNS]
+
+
+RUN_COLUMNS = {f.name: f.metadata["column"] for f in fields(RunSummary) if "column" in f.metadata}
+
+
+def runs_schema(existing: set[str]) -> str:
+    """What makes or upgrades the `runs` table (whose columns are `existing`) to RunSummary's columns,
+    each with its meaning as its comment; empty when it is up to date."""
+    statements = [] if existing else ["CREATE TABLE runs (run_id VARCHAR)"]
+    for f in fields(RunSummary):
+        if "column" in f.metadata and f.name not in existing:
+            comment = f.metadata["comment"].replace("'", "''")
+            if f.name != "run_id":  # made with the table
+                statements.append(f"ALTER TABLE runs ADD COLUMN {f.name} {f.metadata['column']}")
+            statements.append(f"COMMENT ON COLUMN runs.{f.name} IS '{comment}'")
+    return ";\n".join(statements)
+
+
+def _counted(pairs: list[tuple[str, int]], shown: int = 6) -> str:
+    """`recovery_state ×8, agent_progress ×2, … (3 more)`"""
+    text = ", ".join(f"{name} ×{n}" for name, n in pairs[:shown])
+    return text + (f", … ({len(pairs) - shown} more)" if len(pairs) > shown else "")
+
+
+def _counts(run: RunSummary) -> list[str]:
+    return [
+        f"run {run.run_id}: {run.status}",
+        f"files:      {run.files_seen} found, {run.files_read} read, {run.files_skipped} unchanged (skipped)",
+        f"records:    {run.records} = {run.records_loaded} loaded + {run.records_quarantined} quarantined"
+        f" + {run.records_rejected} rejected",
+        f"traces:     {run.traces_loaded} loaded, {run.traces_duplicate} delivered again (kept once),"
+        f" {run.traces_conflicting} conflicting (rejected), {run.traces_quarantined} quarantined",
+        f"events:     {run.events_loaded} loaded ({run.unknown_event_types} of unknown type, kept"
+        + (": " + _counted(run.unknown_types) if run.unknown_types else "") + ")",
+    ]
+
+
+def _kept_out(run: RunSummary) -> list[str]:
+    lines = [f"  quarantined {n:>5}  {reason}" for reason, n in run.quarantine_reasons.items()]
+    audited = sum(n for reason, n in run.quarantine_reasons.items() if reason.startswith("audit:"))
+    if audited:
+        lines.append(f"  (the audit of what was staged or rendered kept {audited} of them out; "
+                     "the night's rows and reports are without them)")
+    shown = run.rejects_by_file[:10]
+    for path, n, examples in shown:
+        lines.append(f"  rejected {n:>5}  {path}: " + "; ".join(examples) + ("; ..." if n > len(examples) else ""))
+    if len(run.rejects_by_file) > len(shown):
+        lines.append(f"  ... and {len(run.rejects_by_file) - len(shown)} more file(s) with rejects")
+    if run.rejects_by_file:
+        lines.append("  (every rejected record, with its line and reason, is in the rejects table)")
+    lines += [f"  note: {path}: {note}" for path, note in run.file_notes]
+    for keys, n, first, files in run.unrecognised[:5]:
+        lines.append(f"  not understood {n:>5}  record(s) with keys {{{keys}}} in {first}"
+                     + (f" and {files - 1} more file(s)" if files > 1 else ""))
+    return lines
+
+
+def format_summary(run: RunSummary, lesson_statuses: tuple[str, ...], where: str = "in the flow") -> str:
+    """The summary `lessonweaver run` prints: what came in, where it went, what was found and written."""
+    lines = _counts(run) + _kept_out(run)
+    lines.append(f"detections: {run.detections}")
+    lines += [f"  {detector:<22} {n:>5}" for detector, n in run.detections_by_detector.items()]
+    lines += [f"  {detector:<22} FAILED: {message}" for detector, message in sorted(run.detector_errors.items())]
+    statuses = run.lesson_statuses
+    lines.append(f"lessons:    {run.lessons_new} new, {run.lessons_total} total; night {run.night}: "
+                 + ", ".join(f"{statuses.get(s, 0)} {s}" for s in lesson_statuses))
+    t = run.timings
+    lines.append(f"time:       {sum(t.values()):.1f} s {where} (" + ", ".join(f"{k} {v:.1f}" for k, v in t.items()) + ")")
+    lines.append(f"database:   {run.db}")
+    lines += [f"report:     {path}" for path in run.written]
+    return "\n".join(lines)
