@@ -54,3 +54,14 @@ def test_defaults_make_the_default_settings():
     settings = options.to_settings(options.values(parser().parse_args(["run"]), options.RUN))
     assert settings.paths == ("data",) and settings.workers >= 1
     assert settings == Settings(workers=settings.workers)
+
+
+def test_a_deployment_carries_the_options_given_with_paths_made_absolute(tmp_path, monkeypatch):
+    from lessonweaver.schedule import parameters
+
+    monkeypatch.chdir(tmp_path)
+    args = parser().parse_args(["schedule", "in", "--db", "db/lw.duckdb", "--detectors", "mine", "--pii", "quarantine",
+                                "--tenant", "acme"])
+    assert parameters(options.values(args, options.SCHEDULE)) == {
+        "paths": [str(tmp_path / "in")], "db": str(tmp_path / "db" / "lw.duckdb"), "out": str(tmp_path / "reports"),
+        "resolve_after": 7, "detector_dirs": [str(tmp_path / "mine")], "pii": "quarantine", "tenant": "acme"}
