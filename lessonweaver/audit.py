@@ -12,9 +12,8 @@ import ahocorasick
 import duckdb
 
 from lessonweaver import patterns, privacy
+from lessonweaver.queries import execute
 
-# Where content lives: a quarantined trace's id must not be in any of these.
-CONTENT_TABLES = ("traces", "events", "detections")
 MIN_ID_LENGTH = 6  # shorter quarantined ids are not searched for in output files: they match by chance
 
 
@@ -43,28 +42,12 @@ def mask(value: str) -> str:
     return f"'{value[:3]}…' ({len(value)} chars)"
 
 
-def _text_columns(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
-    return con.execute(
-        """
-        SELECT table_name, column_name FROM information_schema.columns
-        WHERE table_schema = 'main' AND table_catalog = current_database()
-          AND (data_type IN ('VARCHAR', 'JSON') OR data_type LIKE 'VARCHAR[]')
-          AND table_name IN (SELECT table_name FROM information_schema.tables
-                             WHERE table_schema = 'main' AND table_type = 'BASE TABLE')
-        ORDER BY table_name, column_name
-        """
-    ).fetchall()
-
-
 # Tables whose rows of a run passed the staged audit (privacy.audit_staged) before they were written.
 STAGED_TABLES = ("traces", "events", "detections")
 
 
 def _hits(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str, str]]:
-    rows = con.execute(
-        f"SELECT place, {privacy.category_sql('kind')} || ':' || kind, hit FROM scan_hits "
-        "GROUP BY ALL ORDER BY 1, 2, 3"
-    ).fetchall()
+    rows = con.execute("SELECT place, category || ':' || kind, hit FROM scan_hits GROUP BY ALL ORDER BY 1, 2, 3").fetchall()
     con.execute("DROP TABLE scan_texts; DROP TABLE scan_hits")
     return rows
 
@@ -75,18 +58,37 @@ def audit_database(con: duckdb.DuckDBPyConnection, run_id: str | None = None) ->
     checked in their batch before anything was written (so a night's audit does not grow with its events).
 
     A row's text columns are searched together, one text per row: the rows of a run are then picked
-    once per table, not once per column (at 3M traces, picking the run's events ten times over was most
-    of the audit). Only rows with a match are searched again column by column, to say where."""
-    columns = _text_columns(con)
+    once per table, not once per column. Only rows with a match are searched again column by column,
+    to say where."""
+    tables: dict[str, list[str]] = {}
+    for table, column in execute(con, "audit/text_columns.sql").fetchall():
+        if not (run_id and table in STAGED_TABLES):
+            tables.setdefault(table, []).append(column)
+    _find_rows(con, tables, run_id)
+    flagged = [r[0] for r in con.execute("SELECT DISTINCT tbl FROM audit_rows ORDER BY 1").fetchall()]
+    findings: list[Finding] = []
+    if flagged:
+        # Table and column names come from the database's own catalog: identifiers, not values.
+        privacy.find(con, " UNION ALL ".join(
+            f'SELECT ? AS place, CAST("{c}" AS VARCHAR) AS text FROM "{table}" '
+            "WHERE rowid IN (SELECT rid FROM audit_rows WHERE tbl = ?)"
+            for table in flagged for c in tables[table]), ("place",),
+            [v for table in flagged for c in tables[table] for v in (f"{table}.{c}", table)])
+        findings = [Finding(p, k, mask(h), h) for p, k, h in _hits(con)]
+    con.execute("DROP TABLE audit_rows")
+    return findings + [Finding(place, "quarantined trace id with content", mask(trace_id))
+                       for place, trace_id in execute(con, "audit/quarantined_content.sql").fetchall()]
+
+
+def _find_rows(con: duckdb.DuckDBPyConnection, tables: dict[str, list[str]], run_id: str | None) -> None:
+    """Leave the temp table `audit_rows (tbl, rid)`: the rows of `tables` whose text columns, searched
+    together, hold a finding; with `run_id`, only the rows of that run where a table says whose they are."""
     keys = set(con.execute(
         "SELECT table_name, column_name FROM information_schema.columns "
         "WHERE table_catalog = current_database() AND column_name IN ('run_id', 'trace_id')").fetchall())
-    tables: dict[str, list[str]] = {}
-    for table, column in columns:
-        if not (run_id and table in STAGED_TABLES):
-            tables.setdefault(table, []).append(column)
     selects, params = [], []
     for table, names in tables.items():
+        params.append(table)
         where = ""
         if run_id and (table, "run_id") in keys:
             where = "WHERE run_id = ?"
@@ -95,37 +97,17 @@ def audit_database(con: duckdb.DuckDBPyConnection, run_id: str | None = None) ->
             where = "WHERE trace_id IN (SELECT trace_id FROM traces WHERE run_id = ?)"
             params.append(run_id)
         text = ", ".join(f'CAST("{c}" AS VARCHAR)' for c in names)
-        selects.append(f"SELECT '{table}' AS tbl, rowid AS rid, concat_ws(chr(10), {text}) AS text FROM \"{table}\" {where}")
+        selects.append(f'SELECT ? AS tbl, rowid AS rid, concat_ws(chr(10), {text}) AS text FROM "{table}" {where}')
     privacy.find(con, " UNION ALL ".join(selects), ("tbl", "rid"), params)
     con.execute("CREATE OR REPLACE TEMP TABLE audit_rows AS SELECT DISTINCT tbl, rid FROM scan_hits")
     con.execute("DROP TABLE scan_texts; DROP TABLE scan_hits")
-    flagged = [r[0] for r in con.execute("SELECT DISTINCT tbl FROM audit_rows ORDER BY 1").fetchall()]
-    findings: list[Finding] = []
-    if flagged:
-        privacy.find(con, " UNION ALL ".join(
-            f'SELECT \'{table}.{c}\' AS place, CAST("{c}" AS VARCHAR) AS text FROM "{table}" '
-            f"WHERE rowid IN (SELECT rid FROM audit_rows WHERE tbl = '{table}')"
-            for table in flagged for c in tables[table]), ("place",))
-        findings = [Finding(p, k, mask(h), h) for p, k, h in _hits(con)]
-    con.execute("DROP TABLE audit_rows")
-    for table in CONTENT_TABLES:
-        rows = con.execute(
-            f"SELECT DISTINCT q.trace_id FROM quarantine q JOIN {table} t USING (trace_id) ORDER BY 1").fetchall()
-        findings += [Finding(f"{table}.trace_id", "quarantined trace id with content", mask(r[0])) for r in rows]
-    rows = con.execute(
-        "SELECT DISTINCT q.trace_id FROM quarantine q JOIN lessons l ON list_contains(l.example_trace_ids, q.trace_id)"
-    ).fetchall()
-    findings += [Finding("lessons.example_trace_ids", "quarantined trace id with content", mask(r[0])) for r in rows]
-    return findings
 
 
 def audit_files(con: duckdb.DuckDBPyConnection, files: list[str]) -> list[Finding]:
     """Scan rendered outputs (text files) for secrets, PII and quarantined trace ids."""
     if not files:
         return []
-    listing = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
-    source = f"SELECT filename AS place, content AS text FROM read_text([{listing}])"
-    privacy.find(con, source, ("place",))
+    privacy.find(con, "SELECT filename AS place, content AS text FROM read_text(?)", ("place",), [files])
     findings = [Finding(p, k, mask(h), h) for p, k, h in _hits(con)]
     # Every quarantined id against every file at once (Aho-Corasick): the time follows the reports' size,
     # not their size times the number of quarantined traces, which grows night after night.

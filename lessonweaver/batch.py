@@ -17,35 +17,10 @@ from lessonweaver import adapters, detectors, privacy, read
 from lessonweaver.config import Settings, batch_memory_limit, batch_threads
 from lessonweaver.discover import InputFile
 from lessonweaver.errors import safe_error
-from lessonweaver.resources import sql_path
+from lessonweaver.queries import execute, query
 
-# The Parquet files a batch leaves behind, and the query that writes each.
-OUTPUTS = {
-    "traces": """SELECT trace_id, format, source, task, outcome, tenant, file, line, started_at, ended_at,
-                        metadata, extra, h.content_hash
-                 FROM traces JOIN trace_hashes h USING (trace_id)""",
-    # Which records made each trace, the quarantined ones too: a trace quarantined after the load moves
-    # only those of its records that no quarantined trace had already claimed (store.quarantine_loaded).
-    "trace_records": """SELECT rt.trace_id, f.path AS file, r.line, r.record,
-                               rt.trace_id IN (SELECT trace_id FROM quarantine) AS quarantined
-                        FROM record_traces rt JOIN records r USING (file_id, record) JOIN files f USING (file_id)
-                        WHERE rt.trace_id IN (SELECT trace_id FROM traces UNION ALL SELECT trace_id FROM quarantine)""",
-    "events": """SELECT trace_id, seq, event_id, type, raw_type, content, status, success, tool_name, ts,
-                        parent_id, metadata, extra FROM events""",
-    "detections": """SELECT detector, trace_id, event_id, seq, severity, evidence, problem, lesson, lesson_id,
-                            category, confidence, lesson_key
-                     FROM detections""",
-    "quarantine": """SELECT q.trace_id, f.path AS file, r.line, q.reason
-                     FROM quarantine q
-                     JOIN (SELECT trace_id, file_id, record FROM record_traces
-                           QUALIFY row_number() OVER (PARTITION BY trace_id ORDER BY file_id, record) = 1) rt
-                          USING (trace_id)
-                     JOIN records r USING (file_id, record)
-                     JOIN files f USING (file_id)""",
-    "rejects": """SELECT f.path AS file, j.line, j.record, j.reason
-                  FROM rejects j JOIN files f USING (file_id)""",
-    "files": "SELECT * FROM file_accounts",
-}
+# The Parquet files a batch leaves behind (written by sql/stage/outputs.sql, read by sql/load/).
+OUTPUTS = ("traces", "trace_records", "events", "detections", "quarantine", "rejects", "files")
 
 
 class BatchError(RuntimeError):
@@ -71,64 +46,18 @@ def connect_staging(settings: Settings, spill: str | None = None) -> duckdb.Duck
     if spill:
         config["temp_directory"] = spill
     con = duckdb.connect(config=config)
-    con.execute(sql_path("macros.sql").read_text(encoding="utf-8"))
+    con.execute(query("macros.sql"))
     return con
 
 
 def account(con: duckdb.DuckDBPyConnection) -> None:
     """Per file: every record is loaded, quarantined or rejected, exactly once."""
-    con.execute(
-        """
-        CREATE OR REPLACE TABLE file_accounts AS
-        WITH fate AS (
-            SELECT r.file_id, r.record,
-                   CASE WHEN j.record IS NOT NULL THEN 'rejected'
-                        WHEN bool_or(q.trace_id IS NOT NULL) THEN 'quarantined'
-                        WHEN bool_or(t.trace_id IS NOT NULL) THEN 'loaded'
-                        ELSE 'unaccounted' END AS fate
-            FROM (SELECT file_id, record FROM records
-                  UNION SELECT file_id, record FROM rejects) r
-            LEFT JOIN (SELECT DISTINCT file_id, record FROM rejects) j USING (file_id, record)
-            LEFT JOIN record_traces rt USING (file_id, record)
-            LEFT JOIN quarantine q ON q.trace_id = rt.trace_id
-            LEFT JOIN (SELECT DISTINCT trace_id FROM traces) t ON t.trace_id = rt.trace_id
-            GROUP BY r.file_id, r.record, j.record
-        )
-        SELECT fl.path, fl.sha256, fl.size, fl.mtime, ff.format, fl.skipped, fl.note,
-               count(fate.record) AS records,
-               count(*) FILTER (WHERE fate = 'loaded') AS loaded,
-               count(*) FILTER (WHERE fate = 'quarantined') AS quarantined,
-               count(*) FILTER (WHERE fate = 'rejected') AS rejected,
-               count(*) FILTER (WHERE fate = 'unaccounted') AS unaccounted
-        FROM files fl LEFT JOIN file_formats ff USING (file_id) LEFT JOIN fate USING (file_id)
-        GROUP BY ALL
-        """
-    )
+    execute(con, "stage/account.sql")
 
 
 def write_outputs(con: duckdb.DuckDBPyConnection, folder: str) -> None:
     """Write the batch's outputs (OUTPUTS) as Parquet into `folder`, each trace with its content hash."""
-    # A trace's content, as it will be stored: the same trace delivered again hashes the same.
-    con.execute(
-        """
-        CREATE OR REPLACE TABLE trace_hashes AS
-        SELECT rt.trace_id,
-               md5(array_to_string(list_sort(list_distinct(list(md5(json(r.doc))))), ',')) AS content_hash
-        FROM record_traces rt JOIN records r USING (file_id, record)
-        WHERE rt.trace_id IN (SELECT trace_id FROM traces)
-        GROUP BY rt.trace_id
-        """
-    )
-    for name, query in OUTPUTS.items():
-        target = (Path(folder) / f"{name}.parquet").as_posix().replace("'", "''")
-        con.execute(f"COPY ({query}) TO '{target}' (FORMAT parquet)")
-
-
-def _keep_only(con: duckdb.DuckDBPyConnection, trace_ids: frozenset[str]) -> None:
-    con.execute("CREATE OR REPLACE TEMP TABLE keep AS SELECT unnest(?::VARCHAR[]) AS trace_id", [sorted(trace_ids)])
-    for table in ("traces", "events", "detections", "quarantine", "record_traces"):
-        con.execute(f"DELETE FROM {table} WHERE trace_id NOT IN (SELECT trace_id FROM keep)")
-    con.execute("DELETE FROM rejects; DELETE FROM file_accounts; DROP TABLE keep")
+    execute(con, "stage/outputs.sql", **{name: (Path(folder) / f"{name}.parquet").as_posix() for name in OUTPUTS})
 
 
 def split_traces(folders: list[str], gathering_formats: list[str],
@@ -147,16 +76,7 @@ def split_traces(folders: list[str], gathering_formats: list[str],
         config.update(memory_limit=memory_limit, temp_directory=str(Path(folders[0]).parent / "split-spill"))
     con = duckdb.connect(config=config)
     try:
-        # Different files and different content: min and max differ, which needs no set per trace.
-        ids = [r[0] for r in con.execute(
-            """
-            SELECT trace_id FROM read_parquet(?, filename = true)
-            SEMI JOIN (SELECT DISTINCT trace_id FROM read_parquet(?) WHERE list_contains(?, format)) USING (trace_id)
-            GROUP BY trace_id
-            HAVING min(filename) <> max(filename) AND min(content_hash) <> max(content_hash)
-               AND bool_and(list_contains(?, format))
-            ORDER BY trace_id
-            """, [paths, paths, gathering_formats, gathering_formats]).fetchall()]
+        ids = [r[0] for r in execute(con, "stage/split_traces.sql", traces=paths, formats=gathering_formats).fetchall()]
         if not ids:
             return [], []
         records = [(Path(f) / "trace_records.parquet").as_posix() for f in folders]
@@ -219,7 +139,7 @@ def _stage(files: list[InputFile], settings: Settings, folder: str, known_hashes
     try:
         errors = stage_in(con, files, settings, known_hashes)
         if only_traces is not None:
-            _keep_only(con, only_traces)
+            execute(con, "stage/keep_only.sql", trace_ids=sorted(only_traces))
         write_outputs(con, folder)
     except duckdb.Error as exc:
         # The database's message may quote raw record text; never let it reach a log line.

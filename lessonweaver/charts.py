@@ -11,6 +11,7 @@ import datetime as dt
 import html
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 # Tableau 10: distinct, colour-blind-friendly enough, and calm next to text.
 PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
@@ -48,6 +49,20 @@ def _night_label(night: object) -> str:
     return text[5:10] if len(text) >= 10 and text[4] == "-" else text
 
 
+@dataclass(frozen=True)
+class _Plot:
+    """Where a chart's plot area lies in its SVG, and how many pixels one count is."""
+    left: int
+    top: int
+    width: int
+    height: int
+    scale: float
+
+    @property
+    def bottom(self) -> int:
+        return self.top + self.height
+
+
 def bar_chart(series: Mapping[str, Sequence[int]], nights: Sequence[object], *,
               width: int = 760, height: int = 240, title: str = "Detections per detector per night") -> str:
     """Stacked bars: one bar per night, one segment per detector, with axes, axis titles and a legend.
@@ -55,63 +70,86 @@ def bar_chart(series: Mapping[str, Sequence[int]], nights: Sequence[object], *,
     `series` maps a label to its counts, aligned with `nights`; legend and stacking follow its order.
     Hovering a segment shows its detector, night and count (an SVG <title>: no script needed)."""
     labels = list(series)
-    colour = colours(labels)
     left, right, top, bottom = 46, 12, 14, 44
-    plot_w, plot_h = width - left - right, height - top - bottom
     totals = [sum(series[label][i] for label in labels) for i in range(len(nights))]
     ticks = nice_ticks(max(totals, default=0))
-    scale = plot_h / ticks[-1]
-    slot = plot_w / max(len(nights), 1)
-    bar = max(slot * 0.7, 1.0)
-
-    legend_cols = max(1, plot_w // 180)
-    legend_rows = math.ceil(len(labels) / legend_cols)
-    total_h = height + 8 + legend_rows * 20
+    plot_h = height - top - bottom
+    plot = _Plot(left, top, width - left - right, plot_h, plot_h / ticks[-1])
+    legend_cols = max(1, plot.width // 180)
+    total_h = height + 8 + math.ceil(len(labels) / legend_cols) * 20
     out = [f'<svg class="chart" role="img" viewBox="0 0 {width} {total_h}" width="100%" '
            f'preserveAspectRatio="xMinYMin meet" {FONT} font-size="11" aria-label="{_esc(title)}">',
            f'<title>{_esc(title)}</title>']
-    # grid and y axis
+    out += _y_axis(plot, ticks, width - right)
+    colour = colours(labels)
+    out += _bars(plot, series, nights, colour)
+    out += _x_axis(plot, nights)
+    if not any(totals):
+        out.append(f'<text x="{_n(plot.left + plot.width / 2)}" y="{_n(plot.top + plot.height / 2)}" '
+                   f'text-anchor="middle" fill="{MUTED}">no detections in these nights</text>')
+    out += _legend(series, colour, plot.left, height + 8, legend_cols)
+    out.append("</svg>")
+    return "".join(out)
+
+
+def _y_axis(plot: _Plot, ticks: list[int], right_edge: int) -> list[str]:
+    """Grid lines at the ticks, their numbers, and the axis title."""
+    out = []
     for t in ticks:
-        y = top + plot_h - t * scale
-        out.append(f'<line x1="{_n(left)}" y1="{_n(y)}" x2="{_n(width - right)}" y2="{_n(y)}" '
+        y = plot.top + plot.height - t * plot.scale
+        out.append(f'<line x1="{_n(plot.left)}" y1="{_n(y)}" x2="{_n(right_edge)}" y2="{_n(y)}" '
                    f'stroke="{GRID if t else MUTED}" stroke-width="1"/>')
-        out.append(f'<text x="{_n(left - 6)}" y="{_n(y + 4)}" text-anchor="end" fill="{MUTED}">{t}</text>')
-    out.append(f'<text transform="translate(12,{_n(top + plot_h / 2)}) rotate(-90)" text-anchor="middle" '
+        out.append(f'<text x="{_n(plot.left - 6)}" y="{_n(y + 4)}" text-anchor="end" fill="{MUTED}">{t}</text>')
+    out.append(f'<text transform="translate(12,{_n(plot.top + plot.height / 2)}) rotate(-90)" text-anchor="middle" '
                f'fill="{INK}">detections</text>')
-    # bars
+    return out
+
+
+def _bars(plot: _Plot, series: Mapping[str, Sequence[int]], nights: Sequence[object],
+          colour: dict[str, str]) -> list[str]:
+    """A bar per night, its segments stacked from the bottom in the order of `series`."""
+    out = []
+    slot = plot.width / max(len(nights), 1)
+    bar = max(slot * 0.7, 1.0)
     for i, night in enumerate(nights):
-        x = left + i * slot + (slot - bar) / 2
-        y = top + plot_h
-        for label in labels:
-            count = series[label][i]
+        x = plot.left + i * slot + (slot - bar) / 2
+        y = plot.bottom
+        for label, counts in series.items():
+            count = counts[i]
             if count <= 0:
                 continue
-            h = count * scale
+            h = count * plot.scale
             y -= h
             out.append(f'<rect x="{_n(x)}" y="{_n(y)}" width="{_n(bar)}" height="{_n(h)}" fill="{colour[label]}">'
                        f'<title>{_esc(label)}, {_esc(night)}: {count}</title></rect>')
-    # x axis labels: at most about ten, always the last night
+    return out
+
+
+def _x_axis(plot: _Plot, nights: Sequence[object]) -> list[str]:
+    """Night labels, at most about ten and always the last night, and the axis title."""
+    out = []
+    slot = plot.width / max(len(nights), 1)
     step = max(1, math.ceil(len(nights) / 10))
-    shown = {i for i in range(len(nights) - 1, -1, -step)}
-    for i in sorted(shown):
-        x = left + i * slot + slot / 2
-        out.append(f'<text x="{_n(x)}" y="{_n(top + plot_h + 15)}" text-anchor="middle" fill="{MUTED}">'
+    for i in sorted(range(len(nights) - 1, -1, -step)):
+        x = plot.left + i * slot + slot / 2
+        out.append(f'<text x="{_n(x)}" y="{_n(plot.bottom + 15)}" text-anchor="middle" fill="{MUTED}">'
                    f'{_esc(_night_label(nights[i]))}</text>')
-    out.append(f'<text x="{_n(left + plot_w / 2)}" y="{_n(top + plot_h + 34)}" text-anchor="middle" '
+    out.append(f'<text x="{_n(plot.left + plot.width / 2)}" y="{_n(plot.bottom + 34)}" text-anchor="middle" '
                f'fill="{INK}">night (UTC)</text>')
-    if not any(totals):
-        out.append(f'<text x="{_n(left + plot_w / 2)}" y="{_n(top + plot_h / 2)}" text-anchor="middle" '
-                   f'fill="{MUTED}">no detections in these nights</text>')
-    # legend
-    for k, label in enumerate(labels):
-        x = left + (k % legend_cols) * 180
-        y = height + 8 + (k // legend_cols) * 20
-        total = sum(series[label])
+    return out
+
+
+def _legend(series: Mapping[str, Sequence[int]], colour: dict[str, str], left: int, top: int,
+            columns: int) -> list[str]:
+    """A swatch, label and total per series, in `columns` columns of 180 pixels."""
+    out = []
+    for k, (label, counts) in enumerate(series.items()):
+        x = left + (k % columns) * 180
+        y = top + (k // columns) * 20
         out.append(f'<g class="legend-item"><rect x="{_n(x)}" y="{_n(y)}" width="12.0" height="12.0" rx="2.0" '
                    f'fill="{colour[label]}"/><text x="{_n(x + 18)}" y="{_n(y + 10)}" fill="{INK}">'
-                   f'{_esc(label)} <tspan fill="{MUTED}">({total})</tspan></text></g>')
-    out.append("</svg>")
-    return "".join(out)
+                   f'{_esc(label)} <tspan fill="{MUTED}">({sum(counts)})</tspan></text></g>')
+    return out
 
 
 def sparkline(values: Sequence[int], nights: Sequence[object] = (), *, width: int = 112, height: int = 26,

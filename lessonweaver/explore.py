@@ -244,55 +244,67 @@ def prompt(db: str, fmt: str = "table", max_width: int = 80, stdin: IO[str] | No
         print(f"lessonweaver sql on {db} (read-only). End statements with ';'; .tables lists tables, "
               ".quit leaves. Each statement runs on its own connection: SET and TEMP objects do not carry over.",
               file=err)
-    failed, shown = False, False
+    session = _Session(db, fmt, max_width, out, err)
     buffer: list[str] = []
-
-    def execute(text: str) -> None:
-        nonlocal failed, shown
-        results: list[Result] = []
-        error = None
-        try:
-            results = run(db, text, fmt, max_width)
-        except (QueryError, StoreError) as exc:
-            results, error = getattr(exc, "results", []), exc
-        if results and shown and fmt != "json":
-            out.write("\n")  # a blank line between one statement's output and the next
-        _emit(results, fmt, out)
-        shown = shown or bool(results)
-        if error is not None:
-            failed = True
-            print(f"lessonweaver: error: {error}", file=err)
-
-    while True:
-        if tty:
-            try:
-                line = input("lw> " if not buffer else "..> ") + "\n"
-            except EOFError:
-                print(file=err)
-                break
-            except KeyboardInterrupt:  # drop what was typed, stay at the prompt
-                print(file=err)
-                buffer.clear()
-                continue
-        else:
-            line = stdin.readline()
-            if not line:  # end of input
-                break
+    for line in _typed_lines(stdin, tty, err, buffer):
         stripped = line.strip()
         if not buffer and stripped in (".quit", ".exit", "\\q"):
             break
         if not buffer and stripped == ".tables":
-            execute("SELECT name FROM (SHOW TABLES) ORDER BY name")
+            session.execute("SELECT name FROM (SHOW TABLES) ORDER BY name")
             continue
         if not buffer and not stripped:
             continue
         buffer.append(line.rstrip("\n"))
         if stripped.endswith(";"):
-            execute("\n".join(buffer))
+            session.execute("\n".join(buffer))
             buffer.clear()
     if "".join(buffer).strip():
-        execute("\n".join(buffer))
-    return 1 if failed else 0
+        session.execute("\n".join(buffer))
+    return 1 if session.failed else 0
+
+
+def _typed_lines(stdin: IO[str], tty: bool, err: IO[str], buffer: list[str]) -> Iterator[str]:
+    """The lines of the prompt's input until its end: typed after `lw> ` (`..> ` while `buffer` holds
+    part of a statement, which Ctrl-C drops), or piped in."""
+    while True:
+        if not tty:
+            line = stdin.readline()
+            if not line:  # end of input
+                return
+            yield line
+            continue
+        try:
+            yield input("lw> " if not buffer else "..> ") + "\n"
+        except EOFError:
+            print(file=err)
+            return
+        except KeyboardInterrupt:  # drop what was typed, stay at the prompt
+            print(file=err)
+            buffer.clear()
+
+
+class _Session:
+    """The prompt's statements, each run on its own connection and shown; remembers whether any failed."""
+
+    def __init__(self, db: str, fmt: str, max_width: int, out: IO[str], err: IO[str]) -> None:
+        self.db, self.fmt, self.max_width, self.out, self.err = db, fmt, max_width, out, err
+        self.failed = self.shown = False
+
+    def execute(self, text: str) -> None:
+        results: list[Result] = []
+        error = None
+        try:
+            results = run(self.db, text, self.fmt, self.max_width)
+        except (QueryError, StoreError) as exc:
+            results, error = getattr(exc, "results", []), exc
+        if results and self.shown and self.fmt != "json":
+            self.out.write("\n")  # a blank line between one statement's output and the next
+        _emit(results, self.fmt, self.out)
+        self.shown = self.shown or bool(results)
+        if error is not None:
+            self.failed = True
+            print(f"lessonweaver: error: {error}", file=self.err)
 
 
 class Lessonweaver:

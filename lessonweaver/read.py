@@ -9,6 +9,7 @@ Staging tables this stage creates in the batch's in-memory database:
   records(file_id, line, record, doc)  -- every JSON object found, one row per record
   rejects(file_id, line, record, reason)
 `line` is the line in the file when records are lines; `record` numbers records within a file.
+Their SQL is in sql/stage/read_*.sql.
 """
 
 import codecs
@@ -17,11 +18,13 @@ import hashlib
 import json
 import zlib
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 
 import duckdb
 import pyarrow as pa
 
 from lessonweaver.discover import InputFile
+from lessonweaver.queries import execute
 
 _BOM = b"\xef\xbb\xbf"
 # Errors a second try may not meet (a flaky network mount); anything else is final for that file.
@@ -139,10 +142,6 @@ def _read_whole(f: InputFile) -> tuple[str, bytes, str | None, list[tuple[int, s
     return sha, text, note, bad
 
 
-def _sql_list(values: list[str]) -> str:
-    return "[" + ", ".join("'" + v.replace("'", "''") + "'" for v in values) + "]"
-
-
 def _read_part(f: InputFile) -> tuple[bytes, list[tuple[int, str]]]:
     """The text of a part of a large file (discover.split_lines), and its lines that are not UTF-8."""
     with open(f.path, "rb") as fh:
@@ -158,185 +157,90 @@ INCOMING = {"file_id": pa.int64(), "path": pa.string(), "sha256": pa.string(), "
             "direct": pa.bool_(), "line_offset": pa.int64()}
 
 
+@dataclass
+class _Read:
+    """One file as read: its hash, and its text when DuckDB cannot read the file itself."""
+    sha: str
+    skipped: bool = False  # its content hash is known: an earlier run loaded it
+    direct: bool = False  # plain UTF-8: DuckDB reads it itself
+    text: bytes | None = None
+    note: str | None = None
+    bad: list[tuple[int, str]] = field(default_factory=list)  # (line, reason): lines that are not UTF-8
+
+
+def _read_one(f: InputFile, known_hashes: frozenset[str]) -> _Read:
+    """Hash a file (or take a part's hash), skip it when the hash is known, else read what DuckDB cannot."""
+    try:
+        if f.is_part:
+            sha = f.sha256 or ""
+            if sha in known_hashes:
+                return _Read(sha, skipped=True)
+            text, bad = _read_part(f)
+            return _Read(sha, text=text, bad=bad)
+        sha, valid = "", False
+        if not f.compressed and not (_GLOB & set(f.path)):
+            sha, valid = _check_plain(f.path)
+        if sha in known_hashes:
+            return _Read(sha, skipped=True)
+        if valid:
+            return _Read(sha, direct=True)
+        sha, text, note, bad = _read_whole(f)
+        if sha in known_hashes and note is None:
+            return _Read(sha, skipped=True, bad=bad)
+        return _Read(sha, text=text, note=note, bad=bad)
+    except OSError as exc:
+        if exc.errno in TRANSIENT_ERRNOS:
+            raise TransientReadError(f"{f.path}: {exc.strerror}") from None
+        return _Read(hashlib.sha256(b"").hexdigest(),
+                     note=f"{UNREADABLE} ({exc.strerror or exc.__class__.__name__})")
+
+
 def read_files(con: duckdb.DuckDBPyConnection, files: Iterable[InputFile], known_hashes: frozenset[str] = frozenset()) -> None:
     """Read `files` into the staging tables; files whose content hash is in `known_hashes` are skipped."""
-    meta: dict[str, list] = {k: [] for k in INCOMING}
-    direct_paths: list[str] = []
-    # Texts read in Python (checked UTF-8 bytes) reach DuckDB as an Arrow view: storing a whole file as
-    # one value in a table costs more than splitting it into lines.
-    blobs: dict[str, list] = {"file_id": [], "text": []}
-    bad_bytes: list[tuple[int, int, str]] = []
-    for file_id, f in enumerate(files, start=1):
-        note, text, sha, direct = None, None, "", False
-        try:
-            if f.is_part:
-                sha = f.sha256 or ""
-                skipped = sha in known_hashes
-                if not skipped:
-                    text, bad = _read_part(f)
-                    bad_bytes.extend((file_id, line, reason) for line, reason in bad)
-            else:
-                valid = False
-                if not f.compressed and not (_GLOB & set(f.path)):
-                    sha, valid = _check_plain(f.path)
-                skipped = sha in known_hashes
-                if valid and not skipped:
-                    direct = True
-                elif not skipped:
-                    sha, text, note, bad = _read_whole(f)
-                    skipped = sha in known_hashes and note is None
-                    if skipped:
-                        text = None
-                    bad_bytes.extend((file_id, line, reason) for line, reason in bad)
-        except OSError as exc:
-            if exc.errno in TRANSIENT_ERRNOS:
-                raise TransientReadError(f"{f.path}: {exc.strerror}") from None
-            note, text, skipped = f"{UNREADABLE} ({exc.strerror or exc.__class__.__name__})", None, False
-            sha = hashlib.sha256(b"").hexdigest()
-        hint = "lines" if f.is_part else f.layout_hint
-        for key, value in zip(INCOMING, (file_id, f.path, sha, f.size, f.mtime, hint, note, skipped, direct,
-                                         f.first_line - 1)):
-            meta[key].append(value)
-        if text is not None:
-            blobs["file_id"].append(file_id)
-            blobs["text"].append(text)
-        del text
-        if direct:
-            direct_paths.append(f.path)
-    # One table for every file's row, not an insert per file: a batch may hold thousands of small files.
-    con.register("incoming_meta", pa.table({k: pa.array(v, INCOMING[k]) for k, v in meta.items()}))
-    con.execute("CREATE OR REPLACE TEMP TABLE incoming_files AS SELECT * FROM incoming_meta")
-    con.unregister("incoming_meta")
-    del meta
-    incoming_blobs = pa.table({"file_id": pa.array(blobs["file_id"], pa.int64()),
-                               "text": pa.array(blobs["text"], pa.large_binary()).view(pa.large_string())})
-    del blobs
-    con.register("incoming_blobs", incoming_blobs)
-    # Plain UTF-8 files are read by DuckDB (a byte-order mark dropped); the rest came through Python.
-    direct_text = (f"SELECT filename, content FROM read_text({_sql_list(direct_paths)})" if direct_paths
-                   else "SELECT NULL::VARCHAR AS filename, NULL::VARCHAR AS content WHERE false")
-    con.execute(
-        f"""
-        CREATE OR REPLACE TEMP VIEW incoming_text AS
-        SELECT i.*, CASE WHEN i.direct THEN
-                          CASE WHEN starts_with(t.content, chr(65279)) THEN substr(t.content, 2) ELSE t.content END
-                        ELSE b.text END AS text
-        FROM incoming_files i
-        LEFT JOIN ({direct_text}) t ON i.direct AND t.filename = i.path
-        LEFT JOIN incoming_blobs b ON b.file_id = i.file_id
-        """
-    )
-    con.execute(
-        """
-        CREATE OR REPLACE TABLE files AS
-        SELECT file_id, path, sha256, size, mtime, note, skipped FROM incoming_files;
-
-        -- A file is one JSON document (an object, or an array of records) or one record per line.
-        -- The suffix says which to try first; a pretty-printed .jsonl or a one-array file is still read.
-        -- JSON functions raise on invalid input, so each is guarded by json_valid inside a CASE.
-        -- Whole-file texts are only searched (regexp), never trimmed or stored: either copies the whole file.
-        CREATE OR REPLACE TEMP TABLE file_layouts AS
-        SELECT file_id, line_offset,
-               CASE
-                 WHEN text IS NULL OR NOT regexp_matches(text, '[^ \\t\\r\\n]') THEN 'empty'
-                 WHEN hint = 'json' AND json_valid(text) THEN 'document'
-                 WHEN hint = 'jsonl'
-                      AND (CASE WHEN json_valid(first_line) THEN json_type(first_line) = 'ARRAY' ELSE true END)
-                      AND json_valid(text) THEN 'document'
-                 ELSE 'lines'
-               END AS layout
-        FROM (SELECT *, regexp_extract(text, '^[ \\t\\r\\n]*([^\\n]*)', 1) AS first_line FROM incoming_text);
-
-        CREATE OR REPLACE TEMP VIEW file_text AS
-        SELECT file_id, t.text, l.line_offset, l.layout FROM file_layouts l JOIN incoming_text t USING (file_id);
-
-        CREATE OR REPLACE TEMP TABLE documents AS
-        SELECT file_id, text, json_type(text) AS kind FROM file_text WHERE layout = 'document';
-
-        -- A trailing \\r (CRLF files) is JSON whitespace and needs no trimming. Blank lines are no records.
-        -- One parse per record says both whether it is JSON and what kind: json_type raises on invalid
-        -- JSON, and try() turns that into NULL. Records that are not objects are rejected, then deleted.
-        CREATE OR REPLACE TABLE records AS
-        SELECT file_id, line, record, text AS doc, kind FROM (
-            SELECT file_id, line, record, text,
-                   coalesce(try(json_type(text)), 'INVALID') AS kind
-            FROM (
-            SELECT file_id, line, line AS record, text
-            FROM (
-                SELECT file_id, line_offset + generate_subscripts(parts, 1) AS line, unnest(parts) AS text
-                FROM (SELECT file_id, line_offset, string_split(text, E'\\n') AS parts FROM file_text WHERE layout = 'lines')
-            )
-            WHERE length(text) > 0
-            UNION ALL
-            SELECT file_id, NULL::BIGINT, generate_subscripts(items, 1), CAST(unnest(items) AS VARCHAR)
-            FROM (SELECT file_id, json_extract(text, '$[*]') AS items FROM documents WHERE kind = 'ARRAY')
-            UNION ALL
-            SELECT file_id, 1, 1, text FROM documents WHERE kind <> 'ARRAY'
-            )
-        ) WHERE kind <> 'INVALID' OR regexp_matches(text, '[^ \\t\\r]');
-
-        -- A line that is not JSON and starts with // is a comment (JSONC, as some exporters and hand-edited
-        -- fixtures write): not a record, like a blank line, but counted in the file's note.
-        CREATE OR REPLACE TEMP TABLE comment_lines AS
-        SELECT file_id, count(*) AS n FROM records
-        WHERE kind = 'INVALID' AND line IS NOT NULL AND regexp_matches(doc, '^[ \\t]*//') GROUP BY file_id;
-        DELETE FROM records WHERE kind = 'INVALID' AND line IS NOT NULL AND regexp_matches(doc, '^[ \\t]*//');
-        UPDATE files SET note = coalesce(note || '; ', '') || c.n || ' comment line(s) (//) skipped'
-        FROM comment_lines c WHERE files.file_id = c.file_id;
-        DROP TABLE comment_lines;
-
-        DROP TABLE documents;
-        DROP VIEW file_text;
-        DROP TABLE file_layouts;
-        """
-    )
-    con.execute("DROP VIEW incoming_text; DROP TABLE incoming_files")
+    bad_bytes = _register(con, files, known_hashes)
+    execute(con, "stage/read_records.sql")
     con.unregister("incoming_blobs")
-    del incoming_blobs
-    con.execute(
-        """
-        CREATE OR REPLACE TABLE rejects (file_id BIGINT, line BIGINT, record BIGINT, reason VARCHAR);
-
-        INSERT INTO rejects
-        SELECT file_id, line, record,
-               'not a JSON object (got ' || CASE kind
-                   WHEN 'ARRAY' THEN 'an array' WHEN 'VARCHAR' THEN 'a string' WHEN 'BOOLEAN' THEN 'a boolean'
-                   WHEN 'NULL' THEN 'null' ELSE 'a number' END || ')'
-        FROM records WHERE kind NOT IN ('OBJECT', 'INVALID');
-        """
-    )
-    for file_id, line, reason in bad_bytes:
-        con.execute("INSERT INTO rejects VALUES (?, ?, ?, ?)", [file_id, line, line, reason])
-    invalid = con.execute(
-        f"""
-        SELECT file_id, line, record, doc,
-               row_number() OVER (PARTITION BY file_id ORDER BY record) AS nth
-        FROM records WHERE kind = 'INVALID'
-        QUALIFY nth <= {_ENRICH_LIMIT}
-        """
-    ).fetchall()
+    execute(con, "stage/read_rejects.sql")
+    if bad_bytes:
+        con.executemany("INSERT INTO rejects VALUES (?, ?, ?, ?)",
+                        [(file_id, line, line, reason) for file_id, line, reason in bad_bytes])
+    invalid = execute(con, "stage/read_invalid.sql", limit=_ENRICH_LIMIT).fetchall()
     if invalid:
         con.executemany(
             "INSERT INTO rejects VALUES (?, ?, ?, ?)",
             [(fid, line, rec, json_error_reason(text)) for fid, line, rec, text, _ in invalid],
         )
-    con.execute(
-        f"""
-        INSERT INTO rejects
-        SELECT file_id, line, record, 'invalid JSON' FROM (
-            SELECT file_id, line, record, row_number() OVER (PARTITION BY file_id ORDER BY record) AS nth
-            FROM records WHERE kind = 'INVALID'
-        ) WHERE nth > {_ENRICH_LIMIT};
-        -- What is left is valid JSON text, checked above: no second parse downstream.
-        DELETE FROM records WHERE kind <> 'OBJECT';
-        ALTER TABLE records DROP COLUMN kind;
-        """
-    )
-    con.execute(
-        """
-        UPDATE files SET note = coalesce(note || '; ', '') || 'no valid JSON in the file: is it a trace file?'
-        WHERE file_id IN (SELECT file_id FROM rejects GROUP BY file_id
-                          HAVING bool_and(starts_with(reason, 'invalid JSON') OR starts_with(reason, 'not valid UTF-8')))
-          AND file_id NOT IN (SELECT file_id FROM records)
-        """
-    )
+    execute(con, "stage/read_done.sql", limit=_ENRICH_LIMIT)
+
+
+def _register(con: duckdb.DuckDBPyConnection, files: Iterable[InputFile],
+              known_hashes: frozenset[str]) -> list[tuple[int, int, str]]:
+    """Read every file and hand DuckDB what sql/stage/read_records.sql splits: a row per file
+    (incoming_files), the texts read in Python (incoming_blobs) and the files DuckDB reads itself
+    (lw_direct_paths). Returns the lines that are not UTF-8, as (file_id, line, reason)."""
+    meta: dict[str, list] = {k: [] for k in INCOMING}
+    # Texts read in Python (checked UTF-8 bytes) reach DuckDB as an Arrow view: storing a whole file as
+    # one value in a table costs more than splitting it into lines.
+    blobs: dict[str, list] = {"file_id": [], "text": []}
+    bad_bytes: list[tuple[int, int, str]] = []
+    direct_paths: list[str] = []
+    for file_id, f in enumerate(files, start=1):
+        got = _read_one(f, known_hashes)
+        bad_bytes.extend((file_id, line, reason) for line, reason in got.bad)
+        hint = "lines" if f.is_part else f.layout_hint
+        for key, value in zip(INCOMING, (file_id, f.path, got.sha, f.size, f.mtime, hint, got.note, got.skipped,
+                                         got.direct, f.first_line - 1)):
+            meta[key].append(value)
+        if got.text is not None:
+            blobs["file_id"].append(file_id)
+            blobs["text"].append(got.text)
+        if got.direct:
+            direct_paths.append(f.path)
+    # One table for every file's row, not an insert per file: a batch may hold thousands of small files.
+    con.register("incoming_meta", pa.table({k: pa.array(v, INCOMING[k]) for k, v in meta.items()}))
+    con.execute("CREATE OR REPLACE TEMP TABLE incoming_files AS SELECT * FROM incoming_meta")
+    con.unregister("incoming_meta")
+    con.register("incoming_blobs", pa.table({"file_id": pa.array(blobs["file_id"], pa.int64()),
+                                             "text": pa.array(blobs["text"], pa.large_binary()).view(pa.large_string())}))
+    con.execute("SET VARIABLE lw_direct_paths = ?::VARCHAR[]", [direct_paths])
+    return bad_bytes

@@ -1,0 +1,19 @@
+-- Stage, after the scan: replace every valid PII match (scan_hits) in the staged records with its
+-- placeholder, longest first, keeping the JSON valid.
+-- Parameters: $pii_kinds, $placeholders (VARCHAR[]): each PII pattern's kind and placeholder.
+CREATE OR REPLACE TEMP TABLE redacted AS
+SELECT s.file_id, s.record,
+       list_reduce(list({'hit': h.hit, 'placeholder': p.placeholder} ORDER BY length(h.hit) DESC, h.hit),
+                   lambda acc, x: replace(acc, x.hit, x.placeholder), any_value(s.text)) AS text
+FROM scan_texts s JOIN scan_hits h USING (file_id, record)
+JOIN (SELECT unnest($pii_kinds::VARCHAR[]) AS kind, unnest($placeholders::VARCHAR[]) AS placeholder) p USING (kind)
+GROUP BY s.file_id, s.record;
+
+UPDATE records SET doc = CAST(r.text AS JSON)
+FROM redacted r
+WHERE records.file_id = r.file_id AND records.record = r.record AND json_valid(r.text);
+
+-- A redaction that broke the JSON (it should not happen) keeps the record out entirely.
+INSERT INTO record_findings
+SELECT file_id, record, 'secret', 'unredactable_pii' FROM redacted WHERE NOT json_valid(text);
+DROP TABLE redacted;

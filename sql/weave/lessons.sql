@@ -1,0 +1,79 @@
+-- Weave, last: rebuild `lessons` from every detection: one row per lesson, with its lifecycle
+-- status (new, recurring, resolved, regressed: see lessons.py) and its priority. Ends with
+-- (lessons new in this run and not rejected, lessons in all).
+-- Parameters: $night (DATE): the night of the run weaving; $resolve_after (INTEGER): nights without a
+--   sighting before a lesson is resolved; $severities (VARCHAR[]): the severities, lowest first.
+-- Leaves the temp table previous_lessons (the lessons before the rebuild).
+CREATE OR REPLACE TEMP TABLE previous_lessons AS SELECT lesson_id FROM lessons;
+
+DELETE FROM lessons;
+
+INSERT INTO lessons BY NAME
+WITH d AS (
+    SELECT d.*, t.source, t.task, t.tenant, coalesce(list_position($severities, d.severity) - 1, 2) AS sev_rank
+    FROM detections d JOIN traces t USING (trace_id)
+    WHERE d.lesson_id IS NOT NULL
+),
+grouped AS (
+    SELECT d.lesson_id,
+           any_value(d.detector) AS detector,
+           arg_max(d.severity, d.sev_rank) AS severity,
+           any_value(d.source) AS source,
+           arg_min(d.task, (d.detected_at, d.trace_id, d.seq)) AS task,
+           any_value(d.tenant) AS tenant,
+           coalesce(any_value(k.title), any_value(d.detector)) || ': '
+               || coalesce(any_value(d.lesson_key), arg_min(d.task, (d.detected_at, d.trace_id, d.seq)),
+                           '(no task)') AS title,
+           mode(coalesce(d.category, k.category, 'agent')) AS category,
+           CASE WHEN bool_or(coalesce(d.confidence, 'certain') = 'certain') THEN 'certain'
+                ELSE 'likely' END AS confidence,
+           arg_min(coalesce(d.problem, d.evidence), (d.detected_at, d.trace_id, d.seq)) AS problem,
+           arg_min(d.lesson, (d.detected_at, d.trace_id, d.seq)) AS proposed_lesson,
+           arg_min(d.evidence, (d.detected_at, d.trace_id, d.seq)) AS evidence,
+           list_sort(list_distinct(list(d.trace_id)))[1:5] AS example_trace_ids,  -- five examples
+           count(*) AS occurrences,
+           count(DISTINCT d.trace_id) AS trace_count,
+           count(DISTINCT d.variant_id) AS variants,
+           min(d.detected_at) AS first_seen,
+           max(d.detected_at) AS last_seen
+    FROM d LEFT JOIN detectors k ON k.detector = d.detector
+    GROUP BY d.lesson_id
+),
+nights AS (
+    SELECT lesson_id, min(night) AS first_night, max(night) AS last_night,
+           count(DISTINCT night) AS nights_seen,
+           max(night) FILTER (WHERE night < $night) AS previous_night
+    FROM sightings WHERE lesson_id IS NOT NULL AND night <= $night
+    GROUP BY lesson_id
+),
+lifecycle AS (
+    SELECT g.*, n.first_night, n.last_night, n.nights_seen,
+           CASE
+             WHEN n.last_night = $night AND n.first_night = $night THEN 'new'
+             WHEN n.last_night = $night AND $night - n.previous_night - 1 >= $resolve_after THEN 'regressed'
+             WHEN n.last_night < $night AND $night - n.last_night >= $resolve_after THEN 'resolved'
+             ELSE 'recurring'
+           END AS status,
+           coalesce(r.decision, 'pending') AS review,
+           coalesce(r.text, g.proposed_lesson) AS lesson,
+           $night - coalesce(n.last_night, $night) AS nights_since
+    FROM grouped g LEFT JOIN nights n USING (lesson_id) LEFT JOIN reviews r USING (lesson_id)
+)
+-- Priority: severity, category and confidence weights times how often and in how many traces, halved
+-- for every 7 nights the lesson has not been seen. A critical problem outranks many low ones; an
+-- agent's or a policy's mistake is a lesson for the agent, an environment problem (an expired key, a
+-- provider outage) one for operators, ranked below; an inferred finding ranks below one read from a record.
+SELECT * EXCLUDE (nights_since),
+       round((CASE severity WHEN 'info' THEN 0.5 WHEN 'low' THEN 1 WHEN 'medium' THEN 2 WHEN 'high' THEN 3
+                            WHEN 'critical' THEN 5 ELSE 1 END)
+             * (CASE category WHEN 'agent' THEN 1.0 WHEN 'policy' THEN 1.0 WHEN 'producer_flag' THEN 0.9
+                              WHEN 'environment' THEN 0.5 ELSE 1 END)
+             * (CASE confidence WHEN 'certain' THEN 1.0 WHEN 'likely' THEN 0.6 ELSE 1 END)
+             * (ln(1 + occurrences) + ln(1 + trace_count))
+             * pow(0.5, nights_since / 7.0), 3) AS priority
+FROM lifecycle;
+
+SELECT count(*) FILTER (WHERE status = 'new' AND review <> 'rejected'
+                         AND lesson_id NOT IN (SELECT lesson_id FROM previous_lessons)),
+       count(*)
+FROM lessons;
