@@ -33,28 +33,7 @@ def _schedule_parser(sub: "argparse._SubParsersAction") -> None:
     p.set_defaults(func=commands.cmd_schedule)
 
 
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="lessonweaver", description="Find where agents went wrong and weave it into lessons.")
-    p.add_argument("--version", action="version", version=f"lessonweaver {__version__}")
-    sub = p.add_subparsers(dest="command", required=True)
-
-    run = sub.add_parser("run", help="load trace files, detect, weave lessons and render reports")
-    options.add_arguments(run, options.RUN)
-    run.add_argument("--no-prefect", action="store_true",
-                     help="run in this process, without Prefect's server, retries and UI (same tables and reports)")
-    run.add_argument("-q", "--quiet", action="store_true", help="no progress lines, only the summary and errors")
-    run.set_defaults(func=commands.cmd_run)
-
-    _backfill_parser(sub)
-    _schedule_parser(sub)
-
-    aud = sub.add_parser("audit", help="scan the database and the reports for secrets, PII and quarantined ids")
-    aud.add_argument("--db", default=DEFAULT_DB, help=f"database file (default: {DEFAULT_DB})")
-    aud.add_argument("--out", default=DEFAULT_OUT, help=f"report folder (default: {DEFAULT_OUT}/)")
-    aud.set_defaults(func=commands.cmd_audit)
-
-    db_option = argparse.ArgumentParser(add_help=False)
-    db_option.add_argument("--db", default=DEFAULT_DB, help=f"database file (default: {DEFAULT_DB})")
+def _review_parser(sub: "argparse._SubParsersAction", db_option: argparse.ArgumentParser) -> None:
     rev = sub.add_parser("review", parents=[db_option], help="list lesson candidates; accept, reject or edit one",
                          description="With no action: the pending lessons, highest priority first.")
     shown = rev.add_mutually_exclusive_group()
@@ -78,12 +57,8 @@ def parser() -> argparse.ArgumentParser:
             a.add_argument("--note", help="why (kept with the decision)")
     rev.set_defaults(func=commands.cmd_review, text=None, note=None)
 
-    exp = sub.add_parser("export", parents=[db_option], help="write the accepted lessons as a file agents load")
-    exp.add_argument("--format", default="agents-md", help="agents-md (default) or jsonl, or a template of yours")
-    exp.add_argument("-o", "--output", metavar="FILE", help="write here instead of to standard output")
-    exp.add_argument("--templates", metavar="DIR", help="a folder with export/<format>.j2 templates of your own")
-    exp.set_defaults(func=commands.cmd_export)
 
+def _sql_parser(sub: "argparse._SubParsersAction", db_option: argparse.ArgumentParser) -> None:
     sql = sub.add_parser("sql", parents=[db_option], help="query the database read-only (a query, a file, or a prompt)",
                          description="Read-only SQL on the database; with no QUERY and no --file, a prompt on stdin.")
     sql.add_argument("query", nargs="?", metavar="QUERY", help="SQL to run (several statements: ';' between)")
@@ -94,11 +69,53 @@ def parser() -> argparse.ArgumentParser:
                      help="cut table cells to N characters (default: 80; 0: never)")
     sql.set_defaults(func=commands.cmd_sql)
 
-    det = sub.add_parser("detectors", help="list the detectors a run would use")
-    det.add_argument("--detectors", action="append", default=[], metavar="DIR")
+
+def _detectors_parser(sub: "argparse._SubParsersAction") -> None:
+    det = sub.add_parser("detectors", help="list the detectors a run would use, or test them",
+                         description="With no action: the detectors a run would use.")
+    det.add_argument("--detectors", action="append", default=[], metavar="DIR",
+                     help="a folder of your own detectors, added to the shipped ones (repeatable)")
     det.add_argument("-v", "--verbose", action="store_true", help="show descriptions and files")
+    actions = det.add_subparsers(dest="action", metavar="{test}")
+    test = actions.add_parser("test", help="run each detector's positive and negative cases (its tests/ folder)",
+                              description="Run every detector's cases; one line each, exit 1 if any fails.")
+    test.add_argument("dirs", nargs="*", metavar="DIR",
+                      help="a folder of detectors, as given to --detectors (default: the shipped detectors)")
     det.set_defaults(func=commands.cmd_detectors)
 
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="lessonweaver", description="Find where agents went wrong and weave it into lessons.")
+    p.add_argument("--version", action="version", version=f"lessonweaver {__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="load trace files, detect, weave lessons and render reports")
+    options.add_arguments(run, options.RUN)
+    run.add_argument("--no-prefect", action="store_true",
+                     help="run in this process, without Prefect's server, retries and UI (same tables and reports)")
+    run.add_argument("-q", "--quiet", action="store_true", help="no progress lines, only the summary and errors")
+    run.set_defaults(func=commands.cmd_run)
+
+    _backfill_parser(sub)
+    _schedule_parser(sub)
+
+    aud = sub.add_parser("audit", help="scan the database and the reports for secrets, PII and quarantined ids")
+    aud.add_argument("--db", default=DEFAULT_DB, help=f"database file (default: {DEFAULT_DB})")
+    aud.add_argument("--out", default=DEFAULT_OUT, help=f"report folder (default: {DEFAULT_OUT}/)")
+    aud.set_defaults(func=commands.cmd_audit)
+
+    db_option = argparse.ArgumentParser(add_help=False)
+    db_option.add_argument("--db", default=DEFAULT_DB, help=f"database file (default: {DEFAULT_DB})")
+    _review_parser(sub, db_option)
+
+    exp = sub.add_parser("export", parents=[db_option], help="write the accepted lessons as a file agents load")
+    exp.add_argument("--format", default="agents-md", help="agents-md (default) or jsonl, or a template of yours")
+    exp.add_argument("-o", "--output", metavar="FILE", help="write here instead of to standard output")
+    exp.add_argument("--templates", metavar="DIR", help="a folder with export/<format>.j2 templates of your own")
+    exp.set_defaults(func=commands.cmd_export)
+
+    _sql_parser(sub, db_option)
+    _detectors_parser(sub)
     return p
 
 

@@ -153,11 +153,32 @@ def cmd_audit(args: argparse.Namespace) -> int:
 def cmd_detectors(args: argparse.Namespace) -> int:
     from lessonweaver.detectors import load_detectors
 
+    if args.action == "test":
+        return _test_detectors(args.dirs)
     for d in load_detectors(args.detectors):
         print(f"{d.id:<20} {d.severity:<9} {d.title}")
         if args.verbose:
             print(f"{'':<20} {d.description}\n{'':<20} {d.sql.path}\n")
     return 0
+
+
+def _test_detectors(dirs: list[str]) -> int:
+    """`detectors test`: one line per case, then a count; 1 if any case failed."""
+    from lessonweaver import cases
+    from lessonweaver.detectors import load_detectors
+
+    found = load_detectors(dirs)
+    if dirs:  # the user's detectors only: the shipped ones are loaded to catch a clash of ids
+        roots = [Path(d).resolve() for d in dirs]
+        found = [d for d in found if any(d.sql.path.resolve().is_relative_to(r) for r in roots)]
+        if not found:
+            raise ValueError(f"no detectors in {', '.join(dirs)}")
+    failed = passed = 0
+    for outcome in cases.run_all(found):
+        print(f"FAIL  {outcome.name}: {outcome.failure}" if outcome.failure else f"ok    {outcome.name}", flush=True)
+        failed, passed = failed + bool(outcome.failure), passed + (not outcome.failure)
+    print(f"detectors test: {len(found)} detector(s), {passed} passed, {failed} failed")
+    return 1 if failed else 0
 
 
 def _existing_db(db: str) -> str:

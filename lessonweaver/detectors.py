@@ -4,8 +4,14 @@ A detector is one SQL file with a header (id, title, severity, description; opti
 template for the proposed lesson with {evidence}, {task} and {source}; `category` and `confidence`, the
 defaults for its findings) and one SELECT. The query must return `trace_id` and `evidence`; it may return
 `event_id`, `seq`, `severity`, `problem`, `lesson`, `category`, `confidence` and `lesson_key`.
-Shipped detectors live in sql/detectors/; a user adds one by dropping a file into a folder passed
-with --detectors.
+
+A detector meant for some formats only says so in its header (`formats: gdev, otlp`), not in its
+query: the query then runs inside two CTEs named `traces` and `events` that hold only those formats'
+traces and their events. It reads nothing it would throw away, and whatever it counts over traces
+counts only its own.
+
+Shipped detectors live in sql/detectors/<id>/<id>.sql beside their tests (lessonweaver.cases); a user
+adds one by dropping a file, or a folder of that shape, into a folder passed with --detectors.
 """
 
 import re
@@ -14,7 +20,9 @@ from pathlib import Path
 
 import duckdb
 
+from lessonweaver.adapters import load_adapters
 from lessonweaver.errors import safe_error
+from lessonweaver.packs import find_packs
 from lessonweaver.resources import sql_path
 from lessonweaver.sqlfile import SqlFile, SqlFileError, read_sql_file
 
@@ -62,9 +70,11 @@ class Detector:
     sql: SqlFile
     category: str = "agent"
     confidence: str = "certain"
+    formats: tuple[str, ...] = ()  # read only traces of these formats; empty: every format
+    tests: Path | None = None  # its folder of positive and negative cases (lessonweaver.cases)
 
 
-def _detector(f: SqlFile) -> Detector:
+def _detector(f: SqlFile, tests: Path | None, known_formats: list[str]) -> Detector:
     f.require("id", "title", "severity", "description")
     h = f.header
     if not _ID.match(h["id"]):
@@ -74,27 +84,49 @@ def _detector(f: SqlFile) -> Detector:
     for key, allowed in (("category", CATEGORIES), ("confidence", CONFIDENCES)):
         if h.get(key, allowed[0]) not in allowed:
             raise SqlFileError(f"{f.path}: {key} must be one of {', '.join(allowed)}")
+    if tests and h["id"] != f.path.parent.name:
+        raise SqlFileError(f"{f.path}: id '{h['id']}' must be its folder's name, '{f.path.parent.name}'")
+    formats = tuple(dict.fromkeys(x.strip() for x in h.get("formats", "").split(",") if x.strip()))
+    unknown = [x for x in formats if x not in known_formats]
+    if unknown:
+        raise SqlFileError(f"{f.path}: formats: unknown format {', '.join(unknown)} (known: {', '.join(known_formats)})")
     return Detector(h["id"], h["title"], h["severity"], h["description"], h.get("lesson", ""), f,
-                    h.get("category", "agent"), h.get("confidence", "certain"))
+                    h.get("category", "agent"), h.get("confidence", "certain"), formats, tests)
 
 
 def load_detectors(extra_dirs: tuple[str, ...] | list[str] = ()) -> list[Detector]:
     """The shipped detectors plus those in `extra_dirs`, by id; two files with one id is an error."""
     found: dict[str, Detector] = {}
+    known_formats = [a.format for a in load_adapters()]
+    read: set[Path] = set()
     for folder in (sql_path("detectors"), *map(Path, extra_dirs)):
         if not folder.is_dir():
             raise SqlFileError(f"detector folder does not exist: {folder}")
-        for path in sorted(folder.glob("*.sql")):
-            d = _detector(read_sql_file(path))
+        if folder.resolve() in read:  # a folder named twice (the shipped one again, say) is read once
+            continue
+        read.add(folder.resolve())
+        for pack in find_packs(folder):
+            d = _detector(read_sql_file(pack.sql), pack.tests, known_formats)
             if d.id in found:
-                raise SqlFileError(f"detector id '{d.id}' is defined twice: {found[d.id].sql.path} and {path}")
+                raise SqlFileError(f"detector id '{d.id}' is defined twice: {found[d.id].sql.path} and {pack.sql}")
             found[d.id] = d
     return [found[k] for k in sorted(found)]
 
 
+def scoped_query(d: Detector) -> str:
+    """The detector's query, over only the traces (and their events) of its formats when it names some."""
+    if not d.formats:
+        return d.sql.body
+    names = ", ".join(f"'{f}'" for f in d.formats)  # adapter format names: letters, digits, '-' and '_'
+    # The body goes on lines of its own: a comment on its last line must not swallow the parenthesis.
+    return (f"WITH traces AS (SELECT * FROM main.traces WHERE format IN ({names})),\n"
+            "events AS (SELECT * FROM main.events SEMI JOIN traces USING (trace_id))\n"
+            f"SELECT * FROM (\n{d.sql.body.rstrip().removesuffix(';')}\n)")
+
+
 def run_detector(con: duckdb.DuckDBPyConnection, d: Detector) -> int:
     """Run one detector into `detections`; returns its row count. Raises SqlFileError on a bad result."""
-    con.execute(f"CREATE OR REPLACE TEMP TABLE detector_out AS {d.sql.body}")
+    con.execute(f"CREATE OR REPLACE TEMP TABLE detector_out AS {scoped_query(d)}")
     columns = {row[0] for row in con.execute("DESCRIBE detector_out").fetchall()}
     missing = [c for c in REQUIRED_COLUMNS if c not in columns]
     if missing:

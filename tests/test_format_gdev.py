@@ -113,7 +113,7 @@ def test_extra_keeps_what_has_no_column(con):
 
 def test_detections(con):
     found = {(r["detector"], r["trace_id"], r["event_id"])
-             for r in rows(con, "SELECT detector, trace_id, event_id FROM detections")}
+             for r in rows(con, "SELECT detector, trace_id, event_id FROM known_detections")}
     assert found == {
         ("human_correction", "req_review_01", "sp-08"),
         ("human_correction", "req_review_03", "sp-08"),
@@ -157,7 +157,7 @@ def test_a_run_split_across_two_files_is_one_trace(tmp_path):
     # parent spans are found in the other file: the error carries its call's tool, the action is a result
     assert (evs[7]["type"], evs[7]["tool_name"]) == ("error", "create_ticket_and_reply")
     assert evs[9]["type"] == "tool_result"
-    assert [(d["detector"], d["event_id"]) for d in rows(con, "SELECT * FROM detections")] == [("retry", "sp-08")]
+    assert [(d["detector"], d["event_id"]) for d in rows(con, "SELECT * FROM known_detections")] == [("retry", "sp-08")]
 
 
 def test_the_same_file_twice_is_one_trace_and_every_record_loads(tmp_path):
@@ -249,7 +249,7 @@ def test_harness_regression_routes_load(tmp_path):
         assert trace["task"] == (case["expected_route"] if has_policy else "support triage"), case["id"]
         pending = "approval_pending" in case["expected_trace_events"]
         assert trace["outcome"] == ("pending" if pending else "success"), case["id"]
-    found = {(r["detector"], r["trace_id"]) for r in rows(con, "SELECT detector, trace_id FROM detections")}
+    found = {(r["detector"], r["trace_id"]) for r in rows(con, "SELECT detector, trace_id FROM known_detections")}
     # the only finding: the tenant-boundary error ends its trace, and no detector reads its fallback route
     assert found == {("unrecovered_error", "run-harness-tenant-boundary-001")}
 

@@ -156,7 +156,7 @@ def test_millisecond_timestamps_are_read_as_such(con):
 
 
 def test_detections(con):
-    found = rows(con, "SELECT detector, trace_id, event_id, evidence FROM detections ORDER BY trace_id, detector")
+    found = rows(con, "SELECT detector, trace_id, event_id, evidence FROM known_detections ORDER BY trace_id, detector")
     assert [(d["detector"], d["trace_id"], d["event_id"], d["evidence"]) for d in found] == [
         ("unrecovered_error", "fx-dag-fail", "g-09", "error: Task execution failed. | step before: Post to ledger"),
         ("retry", "fx-doc-retry", "d-06", f"{SHEET_RETRIED}: sheet is locked by another editor"),
@@ -252,7 +252,7 @@ def test_samples_both_shapes_in_one_batch():
     assert rows(con, "SELECT count(*) AS n FROM record_links")[0]["n"] == sum(SAMPLE_TRACES.values())
     unmapped = rows(con, "SELECT file_id, record FROM records ANTI JOIN record_traces USING (file_id, record)")
     assert unmapped == []
-    found = rows(con, "SELECT detector FROM detections ORDER BY detector")
+    found = rows(con, "SELECT detector FROM known_detections ORDER BY detector")
     assert [d["detector"] for d in found] == ["loop", "retry"]
 
 
@@ -271,7 +271,7 @@ def test_a_run_split_across_two_files_is_one_trace(tmp_path):
         "fx-wire-retry", "stream/react", "Summarise the regional sales sheet", "success")
     found = events_of(con, "fx-wire-retry")
     assert [(e["seq"], e["event_id"]) for e in found] == [(n, f"w-{n:02d}") for n in range(1, 14)]
-    assert [(d["detector"], d["event_id"]) for d in rows(con, "SELECT * FROM detections")] == [("retry", "w-06")]
+    assert [(d["detector"], d["event_id"]) for d in rows(con, "SELECT * FROM known_detections")] == [("retry", "w-06")]
 
 
 def test_the_same_file_twice_is_one_trace_and_every_record_loads(tmp_path):

@@ -203,7 +203,7 @@ def test_a_run_paused_waiting_for_the_user_and_resumed(con):
     assert rows(con, "SELECT count(*) AS n FROM events WHERE type IN ('human_correction', 'retry')") == [{"n": 0}]
     # Nothing went wrong in the run. Only the strict support policy speaks: the agent booked after the user
     # chose a floor, without reading the booking back and waiting for a yes.
-    assert rows(con, "SELECT detector FROM detections WHERE trace_id = '4101'") == [
+    assert rows(con, "SELECT detector FROM known_detections WHERE trace_id = '4101'") == [
         {"detector": "unconfirmed_action"}]
 
 
@@ -222,7 +222,7 @@ def test_a_failed_run_reads_as_failed(con):
     assert not any(e["type"] == "final_answer" for e in found)
     # the broadcast (success false) and the settlement are the outcome's evidence, not events
     assert linked_types(con, "4102") == ["task_completed", "execution_settled"]
-    found = rows(con, "SELECT detector, event_id, evidence FROM detections WHERE trace_id = '4102' ORDER BY event_id")
+    found = rows(con, "SELECT detector, event_id, evidence FROM known_detections WHERE trace_id = '4102' ORDER BY event_id")
     assert found == [
         {"detector": "unrecovered_error", "event_id": "f-08",
          "evidence": "error: accounting share is not mounted | step before: Collect invoices"},
@@ -294,7 +294,7 @@ def test_v2_facts_a_question_a_checkpoint_and_the_answer(con):
     # nothing in the format says the resume from the checkpoint retried anything
     assert rows(con, "SELECT count(*) AS n FROM events WHERE trace_id = '4104' AND type IN ('retry', 'human_correction')"
                 ) == [{"n": 0}]
-    assert rows(con, "SELECT detector FROM detections WHERE trace_id = '4104'") == []
+    assert rows(con, "SELECT detector FROM known_detections WHERE trace_id = '4104'") == []
 
 
 def test_the_last_settlement_decides_the_outcome(tmp_path):

@@ -147,7 +147,7 @@ def test_every_record_is_accounted_for(con):
 
 def test_detections(con):
     found = {(d["detector"], d["trace_id"], d["event_id"]): d
-             for d in rows(con, "SELECT * FROM detections")}
+             for d in rows(con, "SELECT * FROM known_detections")}
     assert set(found) == {
         ("retry", "run-single-retry", "sa-06"),
         ("handoff_loss", "run-supervisor-lost", "sw-09"),
@@ -197,7 +197,7 @@ def test_a_run_split_across_two_files_is_one_trace(tmp_path):
     evs = events_of(con, "run-single-retry")
     assert [(e["seq"], e["event_id"]) for e in evs] == [(n, f"sa-{n:02d}") for n in range(1, 12)]
     assert (trace["started_at"], trace["ended_at"]) == (evs[0]["ts"], evs[-1]["ts"])
-    assert [(d["detector"], d["event_id"]) for d in rows(con, "SELECT * FROM detections")] == [("retry", "sa-06")]
+    assert [(d["detector"], d["event_id"]) for d in rows(con, "SELECT * FROM known_detections")] == [("retry", "sa-06")]
 
 
 def test_the_same_file_twice_is_one_trace_and_every_record_loads(tmp_path):

@@ -13,7 +13,7 @@ BENCHMARK = SHARED / "benchmarks" / "lessonweaver-v1" / "corpus.json"
 
 def test_spec_examples():
     con = stage([REPO / "tests" / "fixtures" / "spec" / "examples.jsonl"])
-    found = rows(con, "SELECT trace_id, detector, event_id, evidence, problem FROM detections ORDER BY trace_id")
+    found = rows(con, "SELECT trace_id, detector, event_id, evidence, problem FROM known_detections ORDER BY trace_id")
     by_trace = {}
     for f in found:
         by_trace.setdefault(f["trace_id"], []).append(f)

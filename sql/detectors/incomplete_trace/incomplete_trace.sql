@@ -1,6 +1,7 @@
 -- id: incomplete_trace
 -- title: A gdev-agent trace fails the completeness gate
 -- severity: medium
+-- formats: gdev
 -- description: The Trace Completeness Gate of gdev-agent-trace-v1, on gdev traces only, one finding per
 --   violated rule per trace: a write (action_executed, unless an approval_decision before it ran it)
 --   without policy_decision and output_guard; a human-review path (approval_state pending or required,
@@ -26,7 +27,6 @@ WITH ev AS (
            nullif(trim(coalesce(e.extra->>'actual_route', e.extra->>'actual_routing')), '') IS NOT NULL AS has_actual,
            concat_ws(' ', e.extra->>'route', e.extra->>'fallback_route', e.extra->>'error_code') ILIKE '%tenant%' AS tenant_route
     FROM events e JOIN traces t USING (trace_id)
-    WHERE t.format = 'gdev'
 ),
 has AS (
     SELECT trace_id, any_value(tenant) AS tenant,
