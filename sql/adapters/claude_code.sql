@@ -86,7 +86,9 @@ SELECT b.file_id, b.record, b.b, b.text, b.block_id, b.tool, b.input, false,
        CASE WHEN d.message.model = '<synthetic>' AND coalesce(d.isApiErrorMessage, false) THEN 'api_error_message'
             WHEN d.message.model = '<synthetic>' THEN NULL
             WHEN b.kind = 'text' AND trim(coalesce(b.text, '')) <> '' THEN 'say'
-            WHEN b.kind = 'tool_use' THEN 'call' END
+            WHEN b.kind = 'tool_use' THEN 'call'
+            -- a block of a kind this adapter does not know yet is kept, as an event of type unknown
+            WHEN b.kind NOT IN ('text', 'thinking', 'redacted_thinking') THEN 'other:' || b.kind END
 FROM cc_blocks b JOIN cc_docs d USING (file_id, record) WHERE d.type = 'assistant'
 UNION ALL
 SELECT file_id, record, 1,
@@ -115,10 +117,11 @@ SELECT trace_id, ts, text FROM cc_events WHERE part = 'prompt' AND NOT sidechain
 
 CREATE OR REPLACE TEMP TABLE cc_typed AS
 SELECT e.*,
+       CASE WHEN starts_with(e.part, 'other:') THEN 'unknown' ELSE
        CASE e.part WHEN 'prompt' THEN 'user_message' WHEN 'say' THEN 'assistant_message' WHEN 'call' THEN 'tool_call'
                    WHEN 'result' THEN 'tool_result' WHEN 'rejected' THEN 'tool_result' WHEN 'interrupt' THEN 'human_correction'
                    WHEN 'command' THEN 'workflow_step' WHEN 'notification' THEN 'workflow_step'
-                   ELSE 'error' END AS type,
+                   ELSE 'error' END END AS type,
        CASE WHEN e.part IN ('interrupt', 'rejected')
             THEN coalesce(nullif(trim(regexp_extract(e.text, 'the user said:\s*(.*)$', 1)), ''), n.text, e.text) END AS correction
 FROM cc_events e ASOF LEFT JOIN cc_prompts n ON n.trace_id = e.trace_id AND n.ts > e.ts;
@@ -165,11 +168,12 @@ SELECT trace_id, seq,
        CASE WHEN type = 'assistant_message' AND NOT sidechain
                  AND seq = max(seq) FILTER (WHERE type = 'assistant_message' AND NOT sidechain) OVER (PARTITION BY trace_id)
             THEN 'final_answer' ELSE type END,
+       CASE WHEN starts_with(part, 'other:') THEN 'assistant:' || substr(part, 7) ELSE
        CASE part WHEN 'prompt' THEN 'user' WHEN 'say' THEN 'assistant:text' WHEN 'call' THEN 'assistant:tool_use'
                  WHEN 'result' THEN 'user:tool_result' WHEN 'interrupt' THEN 'user:interrupt'
                  WHEN 'rejected' THEN CASE WHEN is_rejection_copy THEN 'user:rejected_tool_use' ELSE 'user:tool_result' END
                  WHEN 'command' THEN 'user:command' WHEN 'notification' THEN 'user:task-notification'
-                 WHEN 'system_error' THEN 'system:api_error' ELSE 'assistant:api_error' END,
+                 WHEN 'system_error' THEN 'system:api_error' ELSE 'assistant:api_error' END END,
        CASE WHEN type = 'human_correction' THEN correction WHEN part = 'call' THEN tool ELSE text END,
        CASE WHEN part = 'result' THEN CASE WHEN is_error THEN 'error' ELSE 'ok' END
             WHEN part = 'rejected' AND NOT is_rejection_copy THEN 'rejected'

@@ -21,7 +21,8 @@
 -- of 0.3x, `Exit code: N`, `Process exited with code N`), `failed in sandbox …`, a timeout, an apply_patch
 -- error. `exec command rejected by user` and `patch rejected by user` are human corrections, as are an
 -- interrupted turn (turn_aborted), a rollback and an undo; the user's next message is the correction's text.
--- Reasoning (encrypted), token counts, turn markers and other bookkeeping are accounted, not events.
+-- Reasoning (encrypted), token counts, turn markers and other bookkeeping are accounted, not events; a
+-- response item of a type not named here is an event of type unknown.
 -- Tool output is kept up to 4,000 characters.
 
 CREATE OR REPLACE TEMP TABLE codex_docs AS
@@ -63,6 +64,9 @@ SELECT d.*, p->>'type' AS ptype,
          WHEN kind = 'event_msg' AND p->>'type' IN ('error', 'stream_error') THEN 'error'
          WHEN kind = 'event_msg' AND p->>'type' = 'turn_aborted' THEN 'aborted'
          WHEN kind = 'compacted' THEN 'compacted'
+         -- a response item of a type this adapter does not know yet is kept, as an event of type unknown
+         WHEN kind = 'response_item' AND p->>'type' NOT IN ('message', 'reasoning', 'ghost_snapshot', 'compaction')
+              THEN 'other'
        END AS part,
        CASE WHEN kind = 'event_msg' THEN coalesce(p->>'message', p->>'reason')
             WHEN p->>'type' = 'message' THEN lw_content_text(p->'content')
@@ -128,7 +132,7 @@ SELECT k.*, c.tool AS called_tool,
                    WHEN 'say' THEN 'assistant_message' WHEN 'say_event' THEN 'assistant_message'
                    WHEN 'call' THEN 'tool_call' WHEN 'output' THEN 'tool_result'
                    WHEN 'interrupt' THEN 'human_correction' WHEN 'rollback' THEN 'human_correction'
-                   WHEN 'error' THEN 'error' ELSE 'workflow_step' END AS type,
+                   WHEN 'error' THEN 'error' WHEN 'other' THEN 'unknown' ELSE 'workflow_step' END AS type,
        n.text AS next_prompt
 FROM codex_kept k
 LEFT JOIN (SELECT trace_id, call_id, any_value(tool) AS tool FROM codex_kept WHERE part = 'call' AND call_id IS NOT NULL

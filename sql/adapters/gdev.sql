@@ -2,7 +2,7 @@
 -- title: gdev-agent-trace-v1 JSONL: one event per line, one trace per run_id (../shared/formats/gdev-agent-trace-v1.md)
 -- match: coalesce(doc->>'schema_version', '') = 'gdev-agent-trace-v1'
 --   OR (json_exists(doc, '$.run_id') AND json_exists(doc, '$.span_id') AND json_exists(doc, '$.event_type'))
--- priority: 300
+-- priority: 306
 -- gathers: yes
 --
 -- Reads records_in(file_id, file, line, record, doc) and fills staging traces, events, rejects and

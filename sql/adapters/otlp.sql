@@ -2,7 +2,7 @@
 -- title: OpenTelemetry traces as OTLP JSON: resourceSpans exports (one per record), or one span per line
 -- match: json_exists(doc, '$.resourceSpans')
 --   OR (json_exists(doc, '$.traceId') AND json_exists(doc, '$.spanId'))
--- priority: 300
+-- priority: 303
 -- gathers: yes
 --
 -- A trace is a traceId, gathered across the files of the batch; its spans become events in start-time order
