@@ -33,6 +33,7 @@ def backfill(
     batch_mb: float = 64.0,
     work_dir: str | None = None,
     resolve_after: int = 7,
+    retain_days: int = 0,
 ) -> list[RunSummary]:
     """Run the nightly flow for every date folder under `root` from `start` to `end` (YYYY-MM-DD,
     inclusive, both optional), oldest first; returns each night's run summary."""

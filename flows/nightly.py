@@ -105,11 +105,13 @@ def nightly(
     work_dir: str | None = None,
     night: str | None = None,
     resolve_after: int = 7,
+    retain_days: int = 0,
 ) -> RunSummary:
     """Run lessonweaver over `paths` into the database `db`, writing reports to `out`.
 
     `night` (YYYY-MM-DD, default: today in UTC) is the night the run counts for in the lessons'
-    lifecycle; a lesson not seen for `resolve_after` nights is resolved. With `tenant`, the reports show
+    lifecycle; a lesson not seen for `resolve_after` nights is resolved. With `retain_days`, events of
+    traces older than that many days are dropped after the load (lessons keep their counts). With `tenant`, the reports show
     that tenant's lessons only. `workers` batches (0: one per core) are staged at once, on threads or on
     a Dask cluster (`runner`, `dask_address`). The run ends with an audit of its rows and reports;
     reports that fail it are not published, and the run fails.

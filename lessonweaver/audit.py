@@ -44,6 +44,8 @@ def mask(value: str) -> str:
 
 # Tables whose rows of a run passed the staged audit (privacy.audit_staged) before they were written.
 STAGED_TABLES = ("traces", "events", "detections")
+# How a row is named for the second look: its rowid, but `events` is a view over Parquet, which has none.
+ROW_KEY = {"events": "hash(trace_id, seq)"}
 
 
 def _hits(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str, str]]:
@@ -71,7 +73,7 @@ def audit_database(con: duckdb.DuckDBPyConnection, run_id: str | None = None) ->
         # Table and column names come from the database's own catalog: identifiers, not values.
         privacy.find(con, " UNION ALL ".join(
             f'SELECT ? AS place, CAST("{c}" AS VARCHAR) AS text FROM "{table}" '
-            "WHERE rowid IN (SELECT rid FROM audit_rows WHERE tbl = ?)"
+            f"WHERE {ROW_KEY.get(table, 'rowid')} IN (SELECT rid FROM audit_rows WHERE tbl = ?)"
             for table in flagged for c in tables[table]), ("place",),
             [v for table in flagged for c in tables[table] for v in (f"{table}.{c}", table)])
         findings = [Finding(p, k, mask(h), h) for p, k, h in _hits(con)]
@@ -97,7 +99,8 @@ def _find_rows(con: duckdb.DuckDBPyConnection, tables: dict[str, list[str]], run
             where = "WHERE trace_id IN (SELECT trace_id FROM traces WHERE run_id = ?)"
             params.append(run_id)
         text = ", ".join(f'CAST("{c}" AS VARCHAR)' for c in names)
-        selects.append(f'SELECT ? AS tbl, rowid AS rid, concat_ws(chr(10), {text}) AS text FROM "{table}" {where}')
+        key = ROW_KEY.get(table, "rowid")
+        selects.append(f'SELECT ? AS tbl, {key} AS rid, concat_ws(chr(10), {text}) AS text FROM "{table}" {where}')
     privacy.find(con, " UNION ALL ".join(selects), ("tbl", "rid"), params)
     con.execute("CREATE OR REPLACE TEMP TABLE audit_rows AS SELECT DISTINCT tbl, rid FROM scan_hits")
     con.execute("DROP TABLE scan_texts; DROP TABLE scan_hits")

@@ -116,7 +116,22 @@ def parser() -> argparse.ArgumentParser:
 
     _sql_parser(sub, db_option)
     _detectors_parser(sub)
+    _forget_parser(sub, db_option)
     return p
+
+
+def _forget_parser(sub: "argparse._SubParsersAction", db_option: argparse.ArgumentParser) -> None:
+    fg = sub.add_parser("forget", parents=[db_option], help="remove traces from the store everywhere",
+                        description="Remove the traces named (by id, tenant or source) everywhere in the store: "
+                                    "events, detections, lesson evidence and examples; reports from their next "
+                                    "render. Only a hash of each id is kept, so a trace delivered again is not "
+                                    "stored again.")
+    fg.add_argument("--trace", action="append", default=[], metavar="ID", help="a trace id (repeatable)")
+    fg.add_argument("--tenant", action="append", default=[], metavar="T",
+                    help="every trace of this tenant, as the producer names it (repeatable)")
+    fg.add_argument("--source", action="append", default=[], metavar="S",
+                    help="every trace of this source (traces.source; repeatable)")
+    fg.set_defaults(func=commands.cmd_forget)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -54,9 +54,7 @@ def _settings(given: dict) -> Settings:
 
     settings = options.to_settings(given)
     pipeline.check(settings)
-    store.connect(settings.db).close()  # catch a locked or foreign file before Prefect starts
-    with store.run_lock(settings.db):
-        pass
+    store.check(settings.db)  # catch a foreign file or a run in progress before Prefect starts
     return settings
 
 
@@ -132,6 +130,25 @@ def cmd_schedule(args: argparse.Namespace) -> int:
     print(f"start a worker:  prefect worker start --pool {done['pool']}")
     print(f"run it now:      prefect deployment run {done['deployment']}")
     return 0
+
+
+def cmd_forget(args: argparse.Namespace) -> int:
+    from lessonweaver import forget
+
+    if not (args.trace or args.tenant or args.source):
+        raise ValueError("forget needs --trace ID, --tenant T or --source S")
+    gone = forget.forget(_existing_db(args.db), args.trace, args.tenant, args.source, Settings().tenant_salt)
+    if not gone.traces:
+        print("forget: no stored trace matches; nothing changed")
+        return 1
+    print(f"forget: {_count(gone.traces, 'trace')}, {_count(gone.events, 'event')} and "
+          f"{_count(gone.detections, 'detection')} removed; lessons {gone.lessons_before} -> {gone.lessons_after}. "
+          "Reports show it from their next render.")
+    return 0
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
@@ -229,8 +246,8 @@ def cmd_review(args: argparse.Namespace) -> int:
     decision = {"accept": "accepted", "reject": "rejected", "edit": None}[args.action]
     if args.action == "edit" and args.text is None:
         raise ValueError("review edit needs --text")
-    with store.run_lock(db):
-        con = store.connect(db)
+    with store.writing(db) as work:
+        con = store.connect(work)
         try:
             lesson = review.decide(con, args.lesson_id, decision, args.text, args.note)
         finally:

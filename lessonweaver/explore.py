@@ -1,22 +1,12 @@
 """Explore: read-only SQL over the lessonweaver database, for `lessonweaver sql` and for notebooks.
 
-Locking, as DuckDB 2.0.1 behaves (checked with two processes on one file): a process holding a
-read-write connection keeps every other process out, read-only or not; a process holding a read-only
-connection keeps writers out (other readers may join). Neither side waits: the second open fails at once
-with "Could not set lock on file". So a reader that kept its connection open would make the nightly
-run fail. Hence:
-
-- every query (a command-line query, a file, one statement typed at the prompt, one call of a
-  notebook handle) opens a fresh read-only connection and closes it as soon as its rows are fetched,
-  before anything is printed; nothing holds the file between queries;
-- while a run is in progress (it holds `<db>.lock` from start to finish, see store.run_lock), a query
-  is refused with one line instead of slipping into the gaps between the run's own connections.
-
-A query already running when a run opens the database holds it for that query only: the run's open
-waits for it (store.connect retries a lock conflict for a few seconds).
+Readers and the nightly run never wait for each other: a run writes a copy of the database and renames
+it into place when it ends (store.writing), so a reader sees the database as the last run (or review)
+left it, never one half-written, and may keep it open as long as it likes. Each query here still opens
+a fresh read-only connection and closes it once its rows are fetched, so that a handle kept in a
+notebook sees each new run's rows at its next query.
 """
 
-import fcntl
 import os
 import sys
 import unicodedata
@@ -52,32 +42,11 @@ class QueryError(RuntimeError):
         self.results = results or []
 
 
-def run_in_progress(db: str) -> bool:
-    """Does a lessonweaver run hold this database now? A probe of its run lock, held for an instant."""
-    try:
-        fd = os.open(f"{db}.lock", os.O_RDONLY)
-    except OSError:  # no lock file: no run has ever held it
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    except OSError:
-        return False
-    else:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return False
-    finally:
-        os.close(fd)
-
-
 @contextmanager
 def read_only(db: str) -> Iterator[duckdb.DuckDBPyConnection]:
     """A read-only connection for one query, closed on leaving: a reader never holds the file for long."""
     if not os.path.exists(db):
         raise StoreError(f"no database at {db} (run `lessonweaver run` first)")
-    if run_in_progress(db):
-        raise StoreError(f"{db} is being updated by a lessonweaver run; try again when it has finished")
     con = store.connect(db, read_only=True)
     try:
         yield con

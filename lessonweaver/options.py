@@ -56,6 +56,8 @@ OPTIONS: tuple[Option, ...] = (
            metavar="YYYY-MM-DD", commands=(RUN,)),
     Option("resolve_after", "--resolve-after", "nights without a sighting before a lesson is resolved (default: 7)",
            7, type=int, metavar="N"),
+    Option("retain_days", "--retain-days", "after each load, drop the events of traces older than N days; traces, "
+           "detections and lessons stay (default: 0, keep every event)", 0, type=int, metavar="N"),
 )
 
 
@@ -94,10 +96,12 @@ def to_settings(found: dict[str, Any], base: Settings | None = None) -> Settings
         raise ValueError("--workers must be at least 1 (or 0: one per core)")
     if v["batch_mb"] is None or v["batch_mb"] <= 0:
         raise ValueError("--batch-mb must be more than 0")
+    if v["retain_days"] is None or v["retain_days"] < 0:
+        raise ValueError("--retain-days must be 0 (keep every event) or more")
     return replace(
         base or Settings(),
         paths=tuple(v["paths"]), db=v["db"], out=v["out"], detector_dirs=tuple(v["detector_dirs"]),
         templates=v["templates"], format=v["format"], pii=v["pii"], tenant=v["tenant"], runner=v["runner"],
         dask_address=v["dask_address"], workers=v["workers"] or os.cpu_count() or 1,
         shared_machine=not v["dask_address"], batch_bytes=int(v["batch_mb"] * 1024 * 1024),
-        work_dir=v["work_dir"], night=v["night"], resolve_after=v["resolve_after"])
+        work_dir=v["work_dir"], night=v["night"], resolve_after=v["resolve_after"], retain_days=v["retain_days"])

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from lessonweaver import adapters, audit, detectors, discover, lessons, privacy, render, store
+from lessonweaver import adapters, audit, detectors, discover, forget, lessons, privacy, render, store
 from lessonweaver.batch import BatchResult, run_batch, split_traces
 from lessonweaver.config import Settings, batch_memory_limit, memory_bytes, parse_night
 from lessonweaver.crashpoints import reached
@@ -129,6 +129,8 @@ def load_and_weave(settings: Settings, folders: list[str], run: RunSummary, merg
         skipped_unread = run.files_skipped
         run = replace(run, **asdict(counts), status="loaded")
         run.files_skipped = skipped_unread + counts.files_skipped
+        if settings.retain_days:
+            run.events_dropped = forget.retain(con, settings.retain_days)
         store.record_run(con, run)
         try:
             run.lessons_new, run.lessons_total = _weave(con, settings, run)
@@ -248,10 +250,11 @@ def _merge_split_traces(settings: Settings, steps: Steps, the_plan: Plan, folder
 
 
 def execute(settings: Settings, steps: Steps, log: Log = LOG) -> RunSummary:
-    """One run: plan, stage, load and weave, render and audit (and publish, when the steps say so),
-    holding the database for the whole run."""
+    """One run: plan, stage, load and weave, render and audit (and publish, when the steps say so), on a
+    copy of the database that is put in place when the run ends (store.writing)."""
     run = start(settings)
-    with store.run_lock(settings.db):
+    with store.writing(settings.db) as work:
+        settings = replace(settings, db=work)
         clock = _Clock(run.timings)
         the_plan = steps.plan(settings)
         clock.lap("discover")

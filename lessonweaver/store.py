@@ -2,13 +2,19 @@
 
 Every connection to the database is opened here (`connect`). Three modules write through one: this
 one (the schema, loads, the runs table, quarantine after the audit), `lessons` (the weave) and `review`
-(a person's decisions). Each load is one transaction, so a crash leaves the previous consistent state.
-The load's SQL is in sql/load/.
+(a person's decisions). Each load is one transaction. Events are kept as Parquet files beside the
+database (lessonweaver/eventstore.py). The load's SQL is in sql/load/.
+
+Writers never open the database that readers see: `writing` copies it, hands out the copy, and puts
+it in place whole when the writer is done (a rename, which readers that have the old file open do not
+notice). So any number of readers (the DuckDB CLI, a notebook, `lessonweaver sql`) may hold it while a
+run loads and publishes, and a crash leaves the last published database as it was.
 """
 
 import fcntl
 import os
 import secrets
+import shutil
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,6 +23,7 @@ from pathlib import Path
 
 import duckdb
 
+from lessonweaver import eventstore
 from lessonweaver.crashpoints import reached
 from lessonweaver.errors import safe_error
 from lessonweaver.queries import execute, query
@@ -60,6 +67,8 @@ def connect(db: str, read_only: bool = False, threads: int | None = None,
             raise StoreError(f"cannot open {db}: {safe_error(exc)}") from None
     if not read_only:
         con.execute(query("schema.sql"))
+        eventstore.attach(con, db)
+        eventstore.migrate(con)
         existing = {r[0] for r in con.execute(
             "SELECT column_name FROM duckdb_columns() WHERE table_name = 'runs' AND schema_name = 'main'").fetchall()}
         if upgrade := runs_schema(existing):
@@ -69,12 +78,20 @@ def connect(db: str, read_only: bool = False, threads: int | None = None,
     return con
 
 
+def check(db: str) -> None:
+    """Refuse, with one line, a database that is not a DuckDB file or that another run holds."""
+    if os.path.exists(db):
+        connect(db, read_only=True).close()
+    with run_lock(db):
+        pass
+
+
 @contextmanager
 def run_lock(db: str) -> Iterator[None]:
-    """Hold the database for one run from start to finish; a second run fails at once, clearly.
+    """Hold the database for one writer from start to finish; a second one fails at once, clearly.
 
-    DuckDB allows one writing process at a time, but a run opens the database several times; this lock
-    (an flock on `<db>.lock`, released by the system if the process dies) keeps two runs from interleaving.
+    Writers work on a copy (`writing`); this lock (an flock on `<db>.lock`, released by the system if the
+    process dies) keeps two of them from each publishing a copy made before the other's changes.
     """
     Path(db).parent.mkdir(parents=True, exist_ok=True)
     with open(f"{db}.lock", "a+") as handle:
@@ -86,6 +103,41 @@ def run_lock(db: str) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+@contextmanager
+def writing(db: str) -> Iterator[str]:
+    """Hold the database for one writer (run_lock) and hand it the path of a copy to write; when the
+    writer is done, successful or not (each change it made is a committed transaction, or none), put the
+    copy in place in one rename and delete the event files the database no longer lists. A writer that
+    dies leaves the published database as it was; the next one starts from a fresh copy."""
+    with run_lock(db):
+        work = db + eventstore.WORKING_SUFFIX
+        for stale in (work, work + ".wal"):
+            if os.path.exists(stale):
+                os.remove(stale)
+        for suffix in ("", ".wal"):  # a WAL beside the database holds changes not yet in the file itself
+            if os.path.exists(db + suffix):
+                shutil.copyfile(db + suffix, work + suffix)
+        try:
+            yield work
+        finally:
+            if os.path.exists(work):
+                _publish(work, db)
+
+
+def _publish(work: str, db: str) -> None:
+    """Fold the copy's WAL into it, then rename it over the database: readers that have the old file open
+    keep reading it; the next reader to open `db` gets this one."""
+    con = duckdb.connect(work)
+    try:
+        con.execute("CHECKPOINT")
+    finally:
+        con.close()
+    os.replace(work, db)
+    if os.path.exists(db + ".wal"):  # it was copied into the published file: it must not be replayed again
+        os.remove(db + ".wal")
+    eventstore.sweep(db)
 
 
 def tenant_salt(con: duckdb.DuckDBPyConnection, configured: str = "") -> str:
@@ -156,15 +208,27 @@ def load(con: duckdb.DuckDBPyConnection, folders: list[str], run_id: str, merged
 def _load(con: duckdb.DuckDBPyConnection, folders: list[str], run_id: str, merged: str | None) -> LoadCounts:
     _open_batches(con, folders, merged)
     execute(con, "load/files.sql")
+    eventstore.remove(con, "replaced")
     execute(con, "load/fates.sql")
     execute(con, "load/insert.sql", run_id=run_id)
+    eventstore.write(con, query("load/events.sql"), run_id)
     execute(con, "load/accounts.sql", run_id=run_id)
     cursor = execute(con, "load/counts.sql", run_id=run_id)
     counts = LoadCounts(**dict(zip([d[0] for d in cursor.description], cursor.fetchone())))
+    counts.events_loaded, counts.unknown_event_types = _run_events(con, run_id).aggregate(
+        "count(*), count(*) FILTER (WHERE type = 'unknown')").fetchall()[0]
     counts.file_notes = con.execute(
         "SELECT path, note FROM file_accounts WHERE note IS NOT NULL ORDER BY path").fetchall()
     execute(con, "load/done.sql")
     return counts
+
+
+def _run_events(con: duckdb.DuckDBPyConnection, run_id: str) -> duckdb.DuckDBPyRelation:
+    """The events run `run_id` stored, read from its own files only (not every night's)."""
+    files = [p for p, r in eventstore.files(con) if r == run_id]
+    if not files:
+        return con.sql("SELECT * FROM events WHERE false")
+    return con.read_parquet(files)
 
 
 def _open_batches(con: duckdb.DuckDBPyConnection, folders: list[str], merged: str | None) -> None:
@@ -210,11 +274,8 @@ def run_tallies(con: duckdb.DuckDBPyConnection, run_id: str) -> dict:
             "SELECT detector, count(*) FROM detections WHERE run_id = ? GROUP BY detector ORDER BY detector",
             [run_id]).fetchall()),
         # what was read but not understood: event types no adapter maps, records no adapter reads
-        "unknown_types": con.execute(
-            """
-            SELECT raw_type, count(*) FROM events SEMI JOIN (SELECT trace_id FROM traces WHERE run_id = ?) USING (trace_id)
-            WHERE type = 'unknown' GROUP BY raw_type ORDER BY count(*) DESC, raw_type
-            """, [run_id]).fetchall(),
+        "unknown_types": _run_events(con, run_id).filter("type = 'unknown'").aggregate(
+            "raw_type, count(*) AS n", "raw_type").order("n DESC, raw_type").fetchall(),
         "unrecognised": con.execute(
             """
             SELECT regexp_extract(reason, '[(]keys: (.*); known: ', 1) AS keys, count(*), min(file), count(DISTINCT file)
@@ -237,9 +298,10 @@ def quarantine_loaded(con: duckdb.DuckDBPyConnection, run_id: str, held: dict[st
     records = [(Path(f) / "trace_records.parquet").as_posix() for f in folders]
     con.execute("BEGIN TRANSACTION")
     try:
-        (moved.traces_quarantined, moved.records_quarantined, moved.events_loaded,
+        (moved.traces_quarantined, moved.records_quarantined,
          moved.detections) = execute(con, "load/late_records.sql", trace_ids=list(held), reasons=list(held.values()),
                                      records=records).fetchone()
+        moved.events_loaded = eventstore.remove(con, "late")
         execute(con, "load/late_quarantine.sql", run_id=run_id)
         con.execute("COMMIT")
     except BaseException:

@@ -49,6 +49,7 @@ class RunSummary:
     events_loaded: int = _column("BIGINT", "events of the new traces")
     unknown_event_types: int = _column("BIGINT", "events whose raw_type maps to no canonical type")
     detections: int = _column("BIGINT", "detections in the new traces")
+    events_dropped: int = _column("BIGINT", "events of old traces dropped after the load (--retain-days)")
     lessons_new: int = _column("BIGINT", "lessons first seen in this run")
     lessons_total: int = _column("BIGINT", "lessons in the database after this run")
 

@@ -35,20 +35,13 @@ CREATE TABLE IF NOT EXISTS traces (
     loaded_at  TIMESTAMP
 );
 
-CREATE TABLE IF NOT EXISTS events (
-    trace_id  VARCHAR,
-    seq       INTEGER,     -- 1-based order within the trace
-    event_id  VARCHAR,
-    type      VARCHAR,     -- canonical type, or 'unknown'
-    raw_type  VARCHAR,     -- the type as written
-    content   VARCHAR,
-    status    VARCHAR,
-    success   BOOLEAN,
-    tool_name VARCHAR,
-    ts        TIMESTAMP,
-    parent_id VARCHAR,
-    metadata  JSON,
-    extra     JSON         -- event fields with no canonical column
+-- Events live in Parquet files beside the database (lessonweaver/eventstore.py): this lists the files
+-- that hold the stored events, relative to the events folder; the view `events` reads them.
+CREATE TABLE IF NOT EXISTS event_files (
+    file       VARCHAR,    -- e.g. 20261202T031500Z-ab12cd-3f9a1b/part-0.parquet
+    run_id     VARCHAR,    -- the run whose load wrote its events (a rewrite keeps the run)
+    events     BIGINT,
+    written_at TIMESTAMP
 );
 
 CREATE TABLE IF NOT EXISTS detections (
@@ -165,3 +158,11 @@ ALTER TABLE lessons ADD COLUMN IF NOT EXISTS category VARCHAR;
 ALTER TABLE lessons ADD COLUMN IF NOT EXISTS confidence VARCHAR;
 ALTER TABLE detectors ADD COLUMN IF NOT EXISTS category VARCHAR;
 ALTER TABLE detectors ADD COLUMN IF NOT EXISTS confidence VARCHAR;
+
+-- Traces `lessonweaver forget` removed: only a hash of each id, so that a trace delivered again is
+-- not stored again (its records are rejected), and how it was asked for.
+CREATE TABLE IF NOT EXISTS forgotten (
+    trace_hash   VARCHAR,    -- sha256 of the trace_id
+    asked_by     VARCHAR,    -- trace, tenant or source: what the request named
+    forgotten_at TIMESTAMP
+);

@@ -84,6 +84,37 @@ def query_db(db: Path, sql: str, params: list | None = None) -> list[tuple]:
         con.close()
 
 
+def copy_db(source: Path, target: Path) -> Path:
+    """A copy of a lessonweaver database: the file and its events folder beside it (eventstore)."""
+    import shutil
+
+    from lessonweaver.eventstore import folder_for
+
+    shutil.copy(source, target)
+    if folder_for(str(source)).is_dir():
+        shutil.copytree(folder_for(str(source)), folder_for(str(target)))
+    return target
+
+
+def leaks(db: Path, out: Path | None, needle: str) -> list[str]:
+    """The files a run leaves (the database, its WAL and copies, its event files, the reports) that hold
+    `needle`: in their bytes, or, for Parquet (compressed), in the text of any of their rows."""
+    from lessonweaver.eventstore import folder_for
+
+    files = [*db.parent.glob(db.name + "*"), *folder_for(str(db)).rglob("*"), *(out.iterdir() if out else [])]
+    found = [str(p) for p in files if p.is_file() and needle.encode() in p.read_bytes()]
+    for p in (f for f in files if f.suffix == ".parquet"):
+        con = duckdb.connect()
+        try:
+            rows = con.execute("SELECT count(*) FROM read_parquet(?) t WHERE contains(t::VARCHAR, ?)",
+                               [str(p), needle]).fetchone()[0]
+        finally:
+            con.close()
+        if rows:
+            found.append(str(p))
+    return found
+
+
 def events_of(con, trace_id: str) -> list[dict]:
     """A staged trace's events, in order."""
     return rows(con, "SELECT * FROM events WHERE trace_id = ? ORDER BY seq", [trace_id])

@@ -139,20 +139,32 @@ def test_the_audit_finds_quarantined_ids_in_report_files(tmp_path: Path):
                      ("leaky.md", "quarantined trace id", "'hel…' (10 chars)")]
 
 
+def store_events(con, *events: tuple) -> None:
+    """Write (trace_id, seq, event_id, type, content, status) events to the event files, as a load would."""
+    from lessonweaver import eventstore
+
+    names = ("trace_id", "seq", "event_id", "type", "content", "status")
+    params = {f"{n}{i}": v for i, event in enumerate(events) for n, v in zip(names, event)}
+    rows = " UNION ALL ".join(
+        f"SELECT $trace_id{i} AS trace_id, $seq{i}::INTEGER AS seq, $event_id{i} AS event_id, $type{i} AS type, "
+        f"NULL AS raw_type, $content{i} AS content, $status{i}::VARCHAR AS status, NULL AS success, "
+        "NULL AS tool_name, NULL AS ts, NULL AS parent_id, NULL AS metadata, NULL AS extra" for i in range(len(events)))
+    eventstore.write(con, rows, "test", params)
+
+
 def test_the_audit_finds_pii_and_quarantined_ids_in_the_database(tmp_path: Path):
-    from lessonweaver import audit, store
+    from lessonweaver import audit, eventstore, store
 
     con = store.connect(str(tmp_path / "lw.duckdb"))
     con.execute("INSERT INTO quarantine (trace_id, file, reason) VALUES ('secret-trace-1', 'f.jsonl', 'secret:jwt')")
-    con.execute("INSERT INTO events (trace_id, seq, event_id, type, content) VALUES "
-                "('secret-trace-1', 1, 'e1', 'user_message', 'hello'), ('t2', 1, 'e1', 'user_message', 'call 4111 1111 1111 1111')")
+    store_events(con, ("secret-trace-1", 1, "e1", "user_message", "hello", None),
+                 ("t2", 1, "e1", "user_message", "call 4111 1111 1111 1111", None))
     found = {(f.place, f.kind) for f in audit.audit_database(con)}
     assert found == {("events.trace_id", "quarantined trace id with content"), ("events.content", "pii:card")}
     # Columns are searched together (joined by a newline, which no pattern spans), then one by one:
     # digits split between two columns are no card.
-    con.execute("DELETE FROM events WHERE trace_id = 't2'")
-    con.execute("INSERT INTO events (trace_id, seq, event_id, type, content, status) VALUES "
-                "('t3', 1, 'e1', 'user_message', 'card 4111 1111', '1111 1111')")
+    eventstore.remove(con, "(SELECT 't2' AS trace_id)")
+    store_events(con, ("t3", 1, "e1", "user_message", "card 4111 1111", "1111 1111"))
     assert {(f.place, f.kind) for f in audit.audit_database(con)} == {
         ("events.trace_id", "quarantined trace id with content")}
 

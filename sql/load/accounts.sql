@@ -1,4 +1,4 @@
--- Load: each file's account, corrected for the records of conflicting or held-back traces (their
+-- Load: each file's account, corrected for the records of conflicting, forgotten or held-back traces (their
 -- batch counted them as loaded), into ingested_files.
 -- Parameters: $run_id (VARCHAR): the run loading. Leaves the temp table file_accounts.
 CREATE OR REPLACE TEMP TABLE file_accounts AS
@@ -7,7 +7,7 @@ SELECT b.* REPLACE (
            b.quarantined + coalesce(m.held, 0) AS quarantined,
            b.rejected + coalesce(m.conflicts, 0) AS rejected)
 FROM batch_files b
-LEFT JOIN (SELECT file, count(*) FILTER (WHERE fate = 'conflict') AS conflicts,
+LEFT JOIN (SELECT file, count(*) FILTER (WHERE fate IN ('conflict', 'forgotten')) AS conflicts,
                   count(*) FILTER (WHERE fate = 'held_back') AS held
            FROM fate_records GROUP BY file) m ON m.file = b.path;
 

@@ -1,4 +1,5 @@
--- Load, last: what the load did, one row whose columns are named like the fields of store.LoadCounts.
+-- Load, last: what the load did, one row whose columns are named like the fields of store.LoadCounts
+-- (but the events', which come from the files eventstore.write wrote).
 -- Parameters: $run_id (VARCHAR): the run loading.
 WITH file_counts AS (
     SELECT count(*) FILTER (WHERE NOT skipped) AS files_read, count(*) FILTER (WHERE skipped) AS files_skipped,
@@ -16,11 +17,7 @@ trace_counts AS (
 quarantine_counts AS (
     SELECT count(DISTINCT trace_id) AS traces_quarantined FROM quarantine WHERE run_id = $run_id
 ),
-event_counts AS (
-    SELECT count(*) AS events_loaded, count(*) FILTER (WHERE type = 'unknown') AS unknown_event_types
-    FROM events WHERE trace_id IN (SELECT trace_id FROM traces WHERE run_id = $run_id)
-),
 detection_counts AS (
     SELECT count(*) AS detections FROM detections WHERE run_id = $run_id
 )
-SELECT * FROM file_counts, trace_counts, quarantine_counts, event_counts, detection_counts
+SELECT * FROM file_counts, trace_counts, quarantine_counts, detection_counts

@@ -1,6 +1,7 @@
 -- Load: one account per staged file, and out with what earlier runs loaded from a file whose content
 -- has changed since (its new content replaces it).
--- Reads the views of load/staged.sql; leaves the temp tables batch_files, changed_files and replaced.
+-- Reads the views of load/staged.sql; leaves the temp tables batch_files, changed_files and replaced
+-- (whose events store._load then removes from the event files).
 
 -- A large file may have been staged in parts (discover.split_lines): one account per file.
 CREATE OR REPLACE TEMP TABLE batch_files AS
@@ -18,7 +19,6 @@ WHERE i.sha256 <> b.sha256 AND NOT b.skipped;
 CREATE OR REPLACE TEMP TABLE replaced AS
 SELECT trace_id FROM traces WHERE file IN (SELECT path FROM changed_files);
 DELETE FROM detections WHERE trace_id IN (SELECT trace_id FROM replaced);
-DELETE FROM events WHERE trace_id IN (SELECT trace_id FROM replaced);
 DELETE FROM traces WHERE trace_id IN (SELECT trace_id FROM replaced);
 DELETE FROM quarantine WHERE file IN (SELECT path FROM changed_files);
 DELETE FROM rejects WHERE file IN (SELECT path FROM changed_files);

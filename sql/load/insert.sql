@@ -6,6 +6,10 @@ SELECT file, line, record, 'conflicting duplicate of trace_id ' || trace_id || '
        $run_id, now()::TIMESTAMP
 FROM fate_records WHERE fate = 'conflict';
 
+INSERT INTO rejects
+SELECT file, line, record, 'a trace lessonweaver forget removed: not stored again', $run_id, now()::TIMESTAMP
+FROM fate_records WHERE fate = 'forgotten';
+
 INSERT INTO quarantine
 SELECT trace_id, file, min(line), any_value(held_reason), $run_id, now()::TIMESTAMP
 FROM fate_records WHERE fate = 'held_back'
@@ -17,14 +21,9 @@ SELECT trace_id, format, source, task, outcome, tenant, file, line, started_at, 
        metadata, extra, content_hash, $run_id, now()::TIMESTAMP
 FROM staged_traces ANTI JOIN not_new USING (trace_id, batch);
 
--- Every staged event and detection belongs to a staged trace (adapters insert events by joining
--- traces), so leaving out the few traces that are not new keeps exactly the new ones, without
--- joining every row with a fate.
-INSERT INTO events
-SELECT e.trace_id, e.seq, e.event_id, e.type, e.raw_type, e.content, e.status, e.success,
-       e.tool_name, e.ts, e.parent_id, e.metadata, e.extra
-FROM staged_events e ANTI JOIN not_new USING (trace_id, batch);
-
+-- Every staged detection belongs to a staged trace (adapters insert events by joining traces), so
+-- leaving out the few traces that are not new keeps exactly the new ones, without joining every row
+-- with a fate. Events are written the same way, to the event files (load/events.sql).
 INSERT INTO detections BY NAME
 SELECT d.detector, d.trace_id, d.event_id, d.seq, d.severity, d.evidence, d.problem, d.lesson,
        d.lesson_id AS variant_id, coalesce(v.lesson_id, d.lesson_id) AS lesson_id,

@@ -1,5 +1,5 @@
 -- Quarantine after the load (store.quarantine_loaded), first: the traces to move, the records that
--- made them, and what moves, as one row (traces, records, events, detections).
+-- made them, and what moves, as one row (traces, records, detections).
 -- Parameters: $trace_ids, $reasons (VARCHAR[]): each trace and why it is quarantined;
 --   $records (VARCHAR[]): the trace_records.parquet of each of the run's batches.
 -- Leaves the temp tables late and late_records.
@@ -15,5 +15,4 @@ SELECT file, count(*) AS n FROM (
 ) GROUP BY file;
 
 SELECT (SELECT count(*) FROM late), (SELECT coalesce(sum(n), 0) FROM late_records),
-       (SELECT count(*) FROM events SEMI JOIN late USING (trace_id)),
        (SELECT count(*) FROM detections SEMI JOIN late USING (trace_id));

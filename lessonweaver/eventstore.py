@@ -1,0 +1,163 @@
+"""Events: the per-event bulk of the store, kept out of the database file as immutable Parquet.
+
+A load writes its events once, as Parquet files in a folder beside the database (`lessonweaver.events/`
+beside `lessonweaver.duckdb`), one subfolder per run. The table `event_files` lists the files that hold
+the stored events, and the view `events` reads exactly those, by absolute path, so every DuckDB client,
+in any working directory, sees `events` as it would a table. The database file keeps what is small or
+changes (traces, detections, lessons, reviews, runs); copying it is cheap, which is what lets a writer
+work on a copy and publish it whole while readers keep the one they opened (store.writing).
+
+A file is never changed. Removing events (an input file whose content changed, a late quarantine,
+`forget`, retention) writes a new file without them in the same transaction that lists it instead of
+the old one; `sweep` deletes, once a database is published, the files it no longer lists.
+"""
+
+import os
+import secrets
+from pathlib import Path
+
+import duckdb
+
+
+WORKING_SUFFIX = ".writing"  # the copy a writer works on before it is published (store.writing)
+FILE_SIZE = "256MB"  # a run's events are split into files of about this size: a removal rewrites only those it touches
+# The columns of `events`, in order; every file is written with exactly these.
+COLUMNS = (("trace_id", "VARCHAR"), ("seq", "INTEGER"), ("event_id", "VARCHAR"), ("type", "VARCHAR"),
+           ("raw_type", "VARCHAR"), ("content", "VARCHAR"), ("status", "VARCHAR"), ("success", "BOOLEAN"),
+           ("tool_name", "VARCHAR"), ("ts", "TIMESTAMP"), ("parent_id", "VARCHAR"), ("metadata", "JSON"),
+           ("extra", "JSON"))
+
+
+def folder_for(db: str) -> Path:
+    """The events folder of the database `db` (of the database it will be published as, for a working copy)."""
+    published = Path(os.path.abspath(db.removesuffix(WORKING_SUFFIX)))
+    return published.with_name(published.stem + ".events")
+
+
+def attach(con: duckdb.DuckDBPyConnection, db: str) -> None:
+    """Tell the connection where its events folder is (the variable lw_events_folder)."""
+    con.execute("SET VARIABLE lw_events_folder = ?", [folder_for(db).as_posix()])
+
+
+def folder(con: duckdb.DuckDBPyConnection) -> Path:
+    return Path(con.execute("SELECT getvariable('lw_events_folder')").fetchone()[0])
+
+
+def files(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
+    """The files that hold the stored events: (absolute path, run id) each."""
+    base = folder(con)
+    return [((base / name).as_posix(), run_id)
+            for name, run_id in con.execute("SELECT file, run_id FROM event_files ORDER BY file").fetchall()]
+
+
+def paths(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The absolute paths of the files that hold the stored events."""
+    return [path for path, _ in files(con)]
+
+
+def define_view(con: duckdb.DuckDBPyConnection) -> None:
+    """(Re)create the view `events` over the files `event_files` lists. A view takes no parameters, so the
+    paths are written into its text: they are ours (the events folder and names this module made)."""
+    files = paths(con)
+    if files:
+        listing = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
+        source = f"SELECT * FROM read_parquet([{listing}])"
+    else:  # read_parquet needs a file: an empty relation of the same shape
+        source = "SELECT " + ", ".join(f"NULL::{t} AS {c}" for c, t in COLUMNS) + " WHERE false"
+    con.execute(f"CREATE OR REPLACE VIEW events AS {source}")
+
+
+def migrate(con: duckdb.DuckDBPyConnection) -> None:
+    """A database from before the events folder holds `events` as a table: write it out once, and drop it.
+    Then (and on every read-write open) define the view over the files this database lists."""
+    kind = con.execute("SELECT table_type FROM information_schema.tables WHERE table_schema = 'main' "
+                       "AND table_catalog = current_database() AND table_name = 'events'").fetchone()
+    if kind and kind[0] == "BASE TABLE":
+        con.execute("BEGIN TRANSACTION")
+        try:
+            write(con, "SELECT * FROM main.events", "before-the-events-folder")
+            con.execute("DROP TABLE main.events")
+            define_view(con)
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+    else:  # also where the database was copied with its events folder: the view names this folder's files
+        define_view(con)
+
+
+def write(con: duckdb.DuckDBPyConnection, select: str, run_id: str, params: dict | None = None) -> int:
+    """Write the events the query `select` (with `params`) returns as new files of run `run_id`, list
+    them, and redefine the view; inside the caller's transaction. Returns the number of events written."""
+    target = folder(con) / f"{run_id}-{secrets.token_hex(3)}"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    columns = ", ".join(f"{c}::{t} AS {c}" for c, t in COLUMNS)
+    # `select` is one of this package's queries, never input; the target is a parameter.
+    con.execute(f"COPY (SELECT {columns} FROM ({select})) TO $target "
+                f"(FORMAT parquet, FILE_SIZE_BYTES '{FILE_SIZE}', FILENAME_PATTERN 'part-{{i}}')",
+                {**(params or {}), "target": target.as_posix()})
+    return _list(con, target, run_id)
+
+
+def _list(con: duckdb.DuckDBPyConnection, target: Path, run_id: str) -> int:
+    """List the files just written into `target` in event_files; an empty file is deleted instead."""
+    written = con.execute("SELECT file_name, num_rows FROM parquet_file_metadata(?)",
+                          [sorted(p.as_posix() for p in target.glob("*.parquet"))]).fetchall()
+    base = folder(con)
+    rows = 0
+    for path, n in written:
+        if n == 0:
+            os.remove(path)
+            continue
+        rows += n
+        con.execute("INSERT INTO event_files VALUES (?, ?, ?, now()::TIMESTAMP)",
+                    [Path(path).relative_to(base).as_posix(), run_id, n])
+    if not any(target.iterdir()):
+        target.rmdir()
+    define_view(con)
+    return rows
+
+
+def remove(con: duckdb.DuckDBPyConnection, trace_ids: str) -> int:
+    """Remove the events of the traces in the relation `trace_ids` (a query or table with a trace_id
+    column): each file holding some is written again without them, inside the caller's transaction.
+    Returns the number of events removed."""
+    files = paths(con)
+    if not files:
+        return 0
+    touched = con.execute(
+        f"SELECT filename, count(*) FROM read_parquet(?, filename = true) "
+        f"WHERE trace_id IN (SELECT trace_id FROM {trace_ids}) GROUP BY filename", [files]).fetchall()
+    base = folder(con)
+    for path, _ in touched:
+        name = Path(path).relative_to(base).as_posix()
+        run_id = con.execute("SELECT run_id FROM event_files WHERE file = ?", [name]).fetchone()[0]
+        con.execute("DELETE FROM event_files WHERE file = ?", [name])
+        write(con, f"SELECT * FROM read_parquet($source) WHERE trace_id NOT IN (SELECT trace_id FROM {trace_ids})",
+              run_id, {"source": path})
+    define_view(con)
+    return sum(n for _, n in touched)
+
+
+def sweep(db: str) -> int:
+    """Delete the files in the events folder of `db` that its (published) database does not list: the
+    old versions of rewritten files, and what a failed run wrote. Returns how many were deleted."""
+    base = folder_for(db)
+    if not base.is_dir() or not os.path.exists(db):
+        return 0
+    con = duckdb.connect(db, read_only=True)
+    try:
+        listed = {name for (name,) in con.execute("SELECT file FROM event_files").fetchall()}
+    except duckdb.CatalogException:  # a database from before the events folder
+        listed = set()
+    finally:
+        con.close()
+    deleted = 0
+    for path in sorted(base.rglob("*.parquet")):
+        if path.relative_to(base).as_posix() not in listed:
+            path.unlink()
+            deleted += 1
+    for sub in base.iterdir():
+        if sub.is_dir() and not any(sub.iterdir()):
+            sub.rmdir()
+    return deleted
