@@ -5,12 +5,13 @@ files whose suffix is not a trace suffix when they are found by walking a folder
 explicitly is always taken, whatever its suffix).
 """
 
-import hashlib
 import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
+
+import xxhash
 
 TRACE_SUFFIXES = (".json", ".jsonl", ".ndjson")
 
@@ -25,7 +26,7 @@ class InputFile:
     start: int = 0
     end: int | None = None
     first_line: int = 1
-    sha256: str | None = None
+    content_hash: str | None = None
 
     @property
     def is_part(self) -> bool:
@@ -104,15 +105,22 @@ def batches(files: list[InputFile], max_bytes: int) -> list[list[InputFile]]:
 CHUNK = 8 * 1024 * 1024
 
 
+def content_hasher(data: bytes = b"") -> "xxhash.xxh3_128":
+    """The hash that tells whether a file's content changed since a run ingested it: XXH3 (128 bits),
+    about six times faster than sha256 here, and plenty to tell two versions of a file apart. Nothing
+    here needs a cryptographic hash."""
+    return xxhash.xxh3_128(data)
+
+
 def split_lines(f: InputFile, max_bytes: int) -> list[InputFile]:
     """Cut a file of one record per line into parts of about `max_bytes`, each ending at a line end, so a
     batch never holds more than that however large the file. Hashes the whole file on the way."""
-    sha = hashlib.sha256()
+    digest = content_hasher()
     cuts: list[tuple[int, int]] = [(0, 1)]  # (byte offset, line number) where each part starts
     offset, lines_before = 0, 0
     with open(f.path, "rb") as fh:
         while chunk := fh.read(CHUNK):
-            sha.update(chunk)
+            digest.update(chunk)
             at = 0
             while cuts[-1][0] + max_bytes < offset + len(chunk):
                 newline = chunk.find(b"\n", max(at, cuts[-1][0] + max_bytes - offset))
@@ -123,17 +131,16 @@ def split_lines(f: InputFile, max_bytes: int) -> list[InputFile]:
                     cuts.append((offset + at, lines_before + chunk.count(b"\n", 0, at) + 1))
             lines_before += chunk.count(b"\n")
             offset += len(chunk)
-    digest = sha.hexdigest()
     if len(cuts) == 1:
         return [f]
     ends = [start for start, _ in cuts[1:]] + [offset]
-    return [replace(f, start=start, end=end, first_line=line, sha256=digest)
+    return [replace(f, start=start, end=end, first_line=line, content_hash=digest.hexdigest())
             for (start, line), end in zip(cuts, ends)]
 
 
 def split_large(files: list[InputFile], max_bytes: int, splittable: Callable[[InputFile], bool]) -> list[InputFile]:
     """Files larger than a batch, when `splittable` says their records are whole lines, become parts.
-    Their hashing is most of the time: several files are hashed at once (hashlib lets go of the GIL)."""
+    Their hashing is most of the time: several files are hashed at once (xxhash lets go of the GIL)."""
     large = [f.size > max_bytes and not f.compressed and f.layout_hint == "jsonl" and splittable(f) for f in files]
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         parts = pool.map(lambda f: split_lines(f, max_bytes), [f for f, big in zip(files, large) if big])

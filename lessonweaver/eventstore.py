@@ -75,9 +75,9 @@ def migrate(con: duckdb.DuckDBPyConnection) -> None:
     if kind and kind[0] == "BASE TABLE":
         con.execute("BEGIN TRANSACTION")
         try:
-            write(con, "SELECT * FROM main.events", "before-the-events-folder")
-            con.execute("DROP TABLE main.events")
-            define_view(con)
+            con.execute("ALTER TABLE main.events RENAME TO events_before_files")
+            write(con, "SELECT * FROM events_before_files", "before-the-events-folder")
+            con.execute("DROP TABLE events_before_files")
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")

@@ -5,7 +5,7 @@ byte-order mark and bytes that are not UTF-8. Everything per record (splitting l
 checking JSON) happens in DuckDB, set-at-a-time.
 
 Staging tables this stage creates in the batch's in-memory database:
-  files(file_id, path, sha256, size, mtime, note, skipped)
+  files(file_id, path, content_hash, size, mtime, note, skipped)
   records(file_id, line, record, doc)  -- every JSON object found, one row per record
   rejects(file_id, line, record, reason)
 `line` is the line in the file when records are lines; `record` numbers records within a file.
@@ -14,7 +14,6 @@ Their SQL is in sql/stage/read_*.sql.
 
 import codecs
 import errno
-import hashlib
 import json
 import zlib
 from collections.abc import Iterable
@@ -23,7 +22,7 @@ from dataclasses import dataclass, field
 import duckdb
 import pyarrow as pa
 
-from lessonweaver.discover import InputFile
+from lessonweaver.discover import InputFile, content_hasher
 from lessonweaver.queries import execute
 
 _BOM = b"\xef\xbb\xbf"
@@ -108,16 +107,16 @@ _GLOB = set("*?[]{}")  # read_text would take these in a path as a pattern
 
 
 def _check_plain(path: str) -> tuple[str, bool]:
-    """Hash a file and check that it is UTF-8, a chunk at a time: (sha256, valid UTF-8).
+    """Hash a file and check that it is UTF-8, a chunk at a time: (content hash, valid UTF-8).
 
     A valid plain file is then read by DuckDB itself, so its text exists once, in DuckDB, and never
     as Python bytes, a Python string and a DataFrame column besides."""
-    sha = hashlib.sha256()
+    digest = content_hasher()
     decoder = codecs.getincrementaldecoder("utf-8")()
     valid = True
     with open(path, "rb") as fh:
         while chunk := fh.read(CHUNK):
-            sha.update(chunk)
+            digest.update(chunk)
             if valid:
                 try:
                     decoder.decode(chunk)
@@ -128,18 +127,18 @@ def _check_plain(path: str) -> tuple[str, bool]:
             decoder.decode(b"", final=True)
         except UnicodeDecodeError:
             valid = False
-    return sha.hexdigest(), valid
+    return digest.hexdigest(), valid
 
 
 def _read_whole(f: InputFile) -> tuple[str, bytes, str | None, list[tuple[int, str]]]:
-    """A gzip file, or one with bytes that are not UTF-8, read in Python: (sha256, text, note, bad lines)."""
+    """A gzip file, or one with bytes that are not UTF-8, read in Python: (content hash, text, note, bad lines)."""
     with open(f.path, "rb") as fh:
         raw = fh.read()
-    sha = hashlib.sha256(raw).hexdigest()
+    digest = content_hasher(raw).hexdigest()
     data, note = _gunzip(raw) if f.compressed else (raw, None)
     del raw
     text, bad = _decode(data)
-    return sha, text, note, bad
+    return digest, text, note, bad
 
 
 def _read_part(f: InputFile) -> tuple[bytes, list[tuple[int, str]]]:
@@ -152,7 +151,7 @@ def _read_part(f: InputFile) -> tuple[bytes, list[tuple[int, str]]]:
 
 
 # What is known of each file before its text is split, and the column types DuckDB gets.
-INCOMING = {"file_id": pa.int64(), "path": pa.string(), "sha256": pa.string(), "size": pa.int64(),
+INCOMING = {"file_id": pa.int64(), "path": pa.string(), "content_hash": pa.string(), "size": pa.int64(),
             "mtime": pa.float64(), "hint": pa.string(), "note": pa.string(), "skipped": pa.bool_(),
             "direct": pa.bool_(), "line_offset": pa.int64()}
 
@@ -160,7 +159,7 @@ INCOMING = {"file_id": pa.int64(), "path": pa.string(), "sha256": pa.string(), "
 @dataclass
 class _Read:
     """One file as read: its hash, and its text when DuckDB cannot read the file itself."""
-    sha: str
+    digest: str
     skipped: bool = False  # its content hash is known: an earlier run loaded it
     direct: bool = False  # plain UTF-8: DuckDB reads it itself
     text: bytes | None = None
@@ -172,26 +171,26 @@ def _read_one(f: InputFile, known_hashes: frozenset[str]) -> _Read:
     """Hash a file (or take a part's hash), skip it when the hash is known, else read what DuckDB cannot."""
     try:
         if f.is_part:
-            sha = f.sha256 or ""
-            if sha in known_hashes:
-                return _Read(sha, skipped=True)
+            digest = f.content_hash or ""
+            if digest in known_hashes:
+                return _Read(digest, skipped=True)
             text, bad = _read_part(f)
-            return _Read(sha, text=text, bad=bad)
-        sha, valid = "", False
+            return _Read(digest, text=text, bad=bad)
+        digest, valid = "", False
         if not f.compressed and not (_GLOB & set(f.path)):
-            sha, valid = _check_plain(f.path)
-        if sha in known_hashes:
-            return _Read(sha, skipped=True)
+            digest, valid = _check_plain(f.path)
+        if digest in known_hashes:
+            return _Read(digest, skipped=True)
         if valid:
-            return _Read(sha, direct=True)
-        sha, text, note, bad = _read_whole(f)
-        if sha in known_hashes and note is None:
-            return _Read(sha, skipped=True, bad=bad)
-        return _Read(sha, text=text, note=note, bad=bad)
+            return _Read(digest, direct=True)
+        digest, text, note, bad = _read_whole(f)
+        if digest in known_hashes and note is None:
+            return _Read(digest, skipped=True, bad=bad)
+        return _Read(digest, text=text, note=note, bad=bad)
     except OSError as exc:
         if exc.errno in TRANSIENT_ERRNOS:
             raise TransientReadError(f"{f.path}: {exc.strerror}") from None
-        return _Read(hashlib.sha256(b"").hexdigest(),
+        return _Read(content_hasher().hexdigest(),
                      note=f"{UNREADABLE} ({exc.strerror or exc.__class__.__name__})")
 
 
@@ -228,7 +227,7 @@ def _register(con: duckdb.DuckDBPyConnection, files: Iterable[InputFile],
         got = _read_one(f, known_hashes)
         bad_bytes.extend((file_id, line, reason) for line, reason in got.bad)
         hint = "lines" if f.is_part else f.layout_hint
-        for key, value in zip(INCOMING, (file_id, f.path, got.sha, f.size, f.mtime, hint, got.note, got.skipped,
+        for key, value in zip(INCOMING, (file_id, f.path, got.digest, f.size, f.mtime, hint, got.note, got.skipped,
                                          got.direct, f.first_line - 1)):
             meta[key].append(value)
         if got.text is not None:

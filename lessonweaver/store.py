@@ -66,6 +66,7 @@ def connect(db: str, read_only: bool = False, threads: int | None = None,
         except duckdb.Error as exc:
             raise StoreError(f"cannot open {db}: {safe_error(exc)}") from None
     if not read_only:
+        _rename_old_columns(con)
         con.execute(query("schema.sql"))
         eventstore.attach(con, db)
         eventstore.migrate(con)
@@ -76,6 +77,14 @@ def connect(db: str, read_only: bool = False, threads: int | None = None,
         con.execute(query("macros.sql"))
         con.execute(query("views.sql"))
     return con
+
+
+def _rename_old_columns(con: duckdb.DuckDBPyConnection) -> None:
+    """A database from before content hashes were XXH3 calls the column sha256. Its old hashes then match
+    no new one: a file whose modification time changed is read once more, and found unchanged."""
+    if con.execute("SELECT count(*) FROM duckdb_columns() WHERE table_name = 'ingested_files' "
+                   "AND column_name = 'sha256' AND database_name = current_database()").fetchone()[0]:
+        con.execute("ALTER TABLE ingested_files RENAME COLUMN sha256 TO content_hash")
 
 
 def check(db: str) -> None:
@@ -154,7 +163,7 @@ def tenant_salt(con: duckdb.DuckDBPyConnection, configured: str = "") -> str:
 
 def ingested(con: duckdb.DuckDBPyConnection) -> tuple[set[tuple[str, int, float]], frozenset[str]]:
     """What earlier runs ingested: (path, size, mtime) triples, and content hashes."""
-    rows = con.execute("SELECT path, size, mtime, sha256 FROM ingested_files").fetchall()
+    rows = con.execute("SELECT path, size, mtime, content_hash FROM ingested_files").fetchall()
     return {(p, s, m) for p, s, m, _ in rows}, frozenset(h for *_, h in rows)
 
 

@@ -4,7 +4,7 @@
 
 CREATE TABLE IF NOT EXISTS ingested_files (
     path        VARCHAR,
-    sha256      VARCHAR,
+    content_hash VARCHAR,  -- XXH3-128 of its bytes as stored: tells a changed file from an unchanged one
     size        BIGINT,
     mtime       DOUBLE,
     format      VARCHAR,

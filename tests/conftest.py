@@ -128,7 +128,7 @@ STATE_QUERIES = {
     "lessons": "SELECT * EXCLUDE (first_seen, last_seen) FROM lessons",
     "quarantine": "SELECT trace_id, file, line, reason FROM quarantine",
     "rejects": "SELECT file, line, record, reason FROM rejects",
-    "ingested_files": "SELECT path, sha256, format, records, loaded, quarantined, rejected, note FROM ingested_files",
+    "ingested_files": "SELECT path, content_hash, format, records, loaded, quarantined, rejected, note FROM ingested_files",
 }
 
 

@@ -36,7 +36,7 @@ def test_a_changed_file_replaces_what_came_from_it(prefect_server, tmp_path: Pat
     second = run(folder, db)
     assert second.traces_loaded == 2 and second.traces_conflicting == 0
     assert query_db(db, "SELECT trace_id, task FROM traces ORDER BY 1") == [("a1", "Close a ticket politely"), ("a3", "Close a ticket")]
-    assert query_db(db, "SELECT count(*), count(DISTINCT sha256) FROM ingested_files WHERE path LIKE '%a.jsonl'") == [(1, 1)]
+    assert query_db(db, "SELECT count(*), count(DISTINCT content_hash) FROM ingested_files WHERE path LIKE '%a.jsonl'") == [(1, 1)]
     assert query_db(db, "SELECT DISTINCT trace_id FROM detections ORDER BY 1") == [("a1",), ("a3",)]
     assert balanced(db)
 

@@ -12,7 +12,7 @@ LEFT JOIN (SELECT file, count(*) FILTER (WHERE fate IN ('conflict', 'forgotten')
            FROM fate_records GROUP BY file) m ON m.file = b.path;
 
 INSERT INTO ingested_files BY NAME
-SELECT path, sha256, size, mtime, format, records, loaded, quarantined, rejected, note,
+SELECT path, content_hash, size, mtime, format, records, loaded, quarantined, rejected, note,
        $run_id::VARCHAR AS run_id, now()::TIMESTAMP AS ingested_at
 FROM file_accounts
 WHERE NOT starts_with(coalesce(note, ''), 'could not read file');  -- unread: the next run tries again

@@ -5,7 +5,7 @@
 
 -- A large file may have been staged in parts (discover.split_lines): one account per file.
 CREATE OR REPLACE TEMP TABLE batch_files AS
-SELECT path, any_value(sha256) AS sha256, any_value(size) AS size, any_value(mtime) AS mtime,
+SELECT path, any_value(content_hash) AS content_hash, any_value(size) AS size, any_value(mtime) AS mtime,
        min(format) AS format, bool_and(skipped) AS skipped,
        string_agg(DISTINCT note, '; ' ORDER BY note) AS note,
        sum(records) AS records, sum(loaded) AS loaded, sum(quarantined) AS quarantined,
@@ -14,7 +14,7 @@ FROM staged_files GROUP BY path;
 
 CREATE OR REPLACE TEMP TABLE changed_files AS
 SELECT DISTINCT i.path FROM ingested_files i JOIN batch_files b ON b.path = i.path
-WHERE i.sha256 <> b.sha256 AND NOT b.skipped;
+WHERE i.content_hash <> b.content_hash AND NOT b.skipped;
 
 CREATE OR REPLACE TEMP TABLE replaced AS
 SELECT trace_id FROM traces WHERE file IN (SELECT path FROM changed_files);

@@ -15,7 +15,7 @@ WITH fate AS (
     LEFT JOIN (SELECT DISTINCT trace_id FROM traces) t ON t.trace_id = rt.trace_id
     GROUP BY r.file_id, r.record, j.record
 )
-SELECT fl.path, fl.sha256, fl.size, fl.mtime, ff.format, fl.skipped, fl.note,
+SELECT fl.path, fl.content_hash, fl.size, fl.mtime, ff.format, fl.skipped, fl.note,
        count(fate.record) AS records,
        count(*) FILTER (WHERE fate = 'loaded') AS loaded,
        count(*) FILTER (WHERE fate = 'quarantined') AS quarantined,

@@ -3,7 +3,7 @@
 -- bytes Python read (incoming_blobs); what is known of each file is in incoming_files.
 -- A view takes no parameters, so the files DuckDB reads come from a variable (SET VARIABLE, see read.py):
 --   lw_direct_paths (VARCHAR[]): the plain UTF-8 files.
--- Leaves the tables files (file_id, path, sha256, size, mtime, note, skipped) and
+-- Leaves the tables files (file_id, path, content_hash, size, mtime, note, skipped) and
 -- records (file_id, line, record, doc, kind).
 CREATE OR REPLACE TEMP VIEW incoming_text AS
 SELECT i.*, CASE WHEN i.direct THEN
@@ -14,7 +14,7 @@ LEFT JOIN (SELECT filename, content FROM read_text(getvariable('lw_direct_paths'
 LEFT JOIN incoming_blobs b ON b.file_id = i.file_id;
 
 CREATE OR REPLACE TABLE files AS
-SELECT file_id, path, sha256, size, mtime, note, skipped FROM incoming_files;
+SELECT file_id, path, content_hash, size, mtime, note, skipped FROM incoming_files;
 
 -- A file is one JSON document (an object, or an array of records) or one record per line.
 -- The suffix says which to try first; a pretty-printed .jsonl or a one-array file is still read.
