@@ -1,7 +1,8 @@
 """Events: the per-event bulk of the store, kept out of the database file as immutable Parquet.
 
-A load writes its events once, as Parquet files in a folder beside the database (`lessonweaver.events/`
-beside `lessonweaver.duckdb`), one subfolder per run. The table `event_files` lists the files that hold
+Events are written once, as Parquet, by the batch that staged them; the load moves each batch's file into
+a folder beside the database (`lessonweaver.events/` beside `lessonweaver.duckdb`, one subfolder per
+run), or, for a batch that left a trace out (a re-delivery, a conflict), writes the rest anew. The table `event_files` lists the files that hold
 the stored events, and the view `events` reads exactly those, by absolute path, so every DuckDB client,
 in any working directory, sees `events` as it would a table. The database file keeps what is small or
 changes (traces, detections, lessons, reviews, runs); copying it is cheap, which is what lets a writer
@@ -14,12 +15,14 @@ the old one; `sweep` deletes, once a database is published, the files it no long
 
 import os
 import secrets
+import shutil
 from pathlib import Path
 
 import duckdb
 
 
-WORKING_SUFFIX = ".writing"  # the copy a writer works on before it is published (store.writing)
+WORKING_SUFFIX = ".writing"
+MIGRATED = "before-the-events-folder"  # the run id of the events a database held before the event files  # the copy a writer works on before it is published (store.writing)
 FILE_SIZE = "256MB"  # a run's events are split into files of about this size: a removal rewrites only those it touches
 # The columns of `events`, in order; every file is written with exactly these.
 COLUMNS = (("trace_id", "VARCHAR"), ("seq", "INTEGER"), ("event_id", "VARCHAR"), ("type", "VARCHAR"),
@@ -76,7 +79,7 @@ def migrate(con: duckdb.DuckDBPyConnection) -> None:
         con.execute("BEGIN TRANSACTION")
         try:
             con.execute("ALTER TABLE main.events RENAME TO events_before_files")
-            write(con, "SELECT * FROM events_before_files", "before-the-events-folder")
+            write(con, "SELECT * FROM events_before_files", MIGRATED)
             con.execute("DROP TABLE events_before_files")
             con.execute("COMMIT")
         except BaseException:
@@ -99,6 +102,19 @@ def write(con: duckdb.DuckDBPyConnection, select: str, run_id: str, params: dict
     return _list(con, target, run_id)
 
 
+def adopt(con: duckdb.DuckDBPyConnection, batch_files: list[Path], run_id: str) -> int:
+    """Move finished batches' events files into the store as they are, as files of run `run_id`, and
+    list them; inside the caller's transaction (a file moved for a load that then fails is swept).
+    Returns the number of events they hold."""
+    if not batch_files:
+        return 0
+    target = folder(con) / f"{run_id}-{secrets.token_hex(3)}"
+    target.mkdir(parents=True, exist_ok=True)
+    for i, path in enumerate(batch_files):
+        shutil.move(path, target / f"batch-{i}.parquet")  # a rename when the work folder is on the same disk
+    return _list(con, target, run_id)
+
+
 def _list(con: duckdb.DuckDBPyConnection, target: Path, run_id: str) -> int:
     """List the files just written into `target` in event_files; an empty file is deleted instead."""
     written = con.execute("SELECT file_name, num_rows FROM parquet_file_metadata(?)",
@@ -118,17 +134,22 @@ def _list(con: duckdb.DuckDBPyConnection, target: Path, run_id: str) -> int:
     return rows
 
 
-def remove(con: duckdb.DuckDBPyConnection, trace_ids: str) -> int:
-    """Remove the events of the traces in the relation `trace_ids` (a query or table with a trace_id
+def remove(con: duckdb.DuckDBPyConnection, trace_ids: str, runs: str | None = None) -> int:
+    """Remove the events of the traces in the relation `trace_ids` (a table or query with a trace_id
     column): each file holding some is written again without them, inside the caller's transaction.
-    Returns the number of events removed."""
-    files = paths(con)
+    Only the files of the runs that loaded those traces are searched (`runs`, a relation of run ids;
+    default: the traces' own rows), not every night's. Returns the number of events removed."""
+    if not con.execute(f"SELECT EXISTS (SELECT 1 FROM {trace_ids})").fetchone()[0]:
+        return 0
+    runs = runs or f"SELECT run_id FROM traces WHERE trace_id IN (SELECT trace_id FROM {trace_ids})"
+    base = folder(con)
+    files = [(base / name).as_posix() for (name,) in con.execute(
+        f"SELECT file FROM event_files WHERE run_id IN ({runs}) OR run_id = ? ORDER BY file", [MIGRATED]).fetchall()]
     if not files:
         return 0
     touched = con.execute(
         f"SELECT filename, count(*) FROM read_parquet(?, filename = true) "
         f"WHERE trace_id IN (SELECT trace_id FROM {trace_ids}) GROUP BY filename", [files]).fetchall()
-    base = folder(con)
     for path, _ in touched:
         name = Path(path).relative_to(base).as_posix()
         run_id = con.execute("SELECT run_id FROM event_files WHERE file = ?", [name]).fetchone()[0]

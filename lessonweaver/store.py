@@ -217,10 +217,10 @@ def load(con: duckdb.DuckDBPyConnection, folders: list[str], run_id: str, merged
 def _load(con: duckdb.DuckDBPyConnection, folders: list[str], run_id: str, merged: str | None) -> LoadCounts:
     _open_batches(con, folders, merged)
     execute(con, "load/files.sql")
-    eventstore.remove(con, "replaced")
+    eventstore.remove(con, "replaced", runs="SELECT run_id FROM replaced")
     execute(con, "load/fates.sql")
     execute(con, "load/insert.sql", run_id=run_id)
-    eventstore.write(con, query("load/events.sql"), run_id)
+    _store_events(con, folders, run_id, merged)
     execute(con, "load/accounts.sql", run_id=run_id)
     cursor = execute(con, "load/counts.sql", run_id=run_id)
     counts = LoadCounts(**dict(zip([d[0] for d in cursor.description], cursor.fetchone())))
@@ -230,6 +230,25 @@ def _load(con: duckdb.DuckDBPyConnection, folders: list[str], run_id: str, merge
         "SELECT path, note FROM file_accounts WHERE note IS NOT NULL ORDER BY path").fetchall()
     execute(con, "load/done.sql")
     return counts
+
+
+def _store_events(con: duckdb.DuckDBPyConnection, folders: list[str], run_id: str, merged: str | None) -> None:
+    """The new traces' events into the event files. A batch that kept every trace it staged (the usual
+    night) has its events file moved into the store as it is, neither read nor written again; the others'
+    events are copied without the traces left out (load/events.sql). With a merge batch, all are copied."""
+    left_out = {row[0] for row in con.execute("SELECT DISTINCT batch FROM not_new").fetchall()}
+    whole = [] if merged else [f for f in folders if Path(f).as_posix() not in left_out]
+    copied = [f for f in folders if f not in whole]
+    if merged:
+        con.execute("CREATE OR REPLACE TEMP VIEW load_events AS FROM staged_events")
+    elif copied:
+        con.execute("SET VARIABLE lw_copied = ?::VARCHAR[]", [[(Path(f) / "events.parquet").as_posix() for f in copied]])
+        con.execute("CREATE OR REPLACE TEMP VIEW load_events AS SELECT * EXCLUDE (filename), parse_dirpath(filename) "
+                    "AS batch FROM read_parquet(getvariable('lw_copied'), filename = true)")
+    if merged or copied:
+        eventstore.write(con, query("load/events.sql"), run_id)
+        con.execute("DROP VIEW load_events")
+    eventstore.adopt(con, [Path(f) / "events.parquet" for f in whole], run_id)
 
 
 def _run_events(con: duckdb.DuckDBPyConnection, run_id: str) -> duckdb.DuckDBPyRelation:

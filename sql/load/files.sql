@@ -17,7 +17,7 @@ SELECT DISTINCT i.path FROM ingested_files i JOIN batch_files b ON b.path = i.pa
 WHERE i.content_hash <> b.content_hash AND NOT b.skipped;
 
 CREATE OR REPLACE TEMP TABLE replaced AS
-SELECT trace_id FROM traces WHERE file IN (SELECT path FROM changed_files);
+SELECT trace_id, run_id FROM traces WHERE file IN (SELECT path FROM changed_files);
 DELETE FROM detections WHERE trace_id IN (SELECT trace_id FROM replaced);
 DELETE FROM traces WHERE trace_id IN (SELECT trace_id FROM replaced);
 DELETE FROM quarantine WHERE file IN (SELECT path FROM changed_files);

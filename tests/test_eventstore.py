@@ -1,0 +1,41 @@
+"""The event files: a night's batches are moved into the store whole when they kept every trace they
+staged, and copied without the traces left out otherwise; every event is stored once either way."""
+
+from pathlib import Path
+
+from conftest import query_db, write_traces
+from lessonweaver.cli import main
+
+
+def corrected(tid: str, text: str = "Check the queue first.") -> dict:
+    return {"trace_id": tid, "source": "helpdesk", "task": "Close a ticket", "outcome": "corrected_by_human",
+            "events": [{"id": "e1", "type": "user_message", "content": f"ticket {tid}"},
+                       {"id": "e2", "type": "human_correction", "content": text}]}
+
+
+def run(inputs: Path, db: Path) -> int:
+    return main(["run", str(inputs), "--db", str(db), "--out", str(db.parent / "out"), "-q", "--no-prefect"])
+
+
+def stored_files(db: Path) -> list[str]:
+    return [Path(name).name for (name,) in query_db(db, "SELECT file FROM event_files ORDER BY file")]
+
+
+def test_a_batch_that_kept_every_trace_is_moved_whole(tmp_path: Path):
+    db = tmp_path / "lw.duckdb"
+    write_traces(tmp_path / "in", "a.jsonl", [corrected("t1"), corrected("t2")])
+    assert run(tmp_path / "in", db) == 0
+    assert stored_files(db) == ["batch-0.parquet"]
+    assert query_db(db, "SELECT count(*), count(DISTINCT (trace_id, seq)) FROM events") == [(4, 4)]
+
+
+def test_a_batch_with_a_trace_left_out_is_copied_without_it(tmp_path: Path):
+    db = tmp_path / "lw.duckdb"
+    write_traces(tmp_path / "in", "a.jsonl", [corrected("t1")])
+    assert run(tmp_path / "in", db) == 0
+    # Night two: t1 again with other content (a conflict: rejected), and a new trace.
+    write_traces(tmp_path / "in", "b.jsonl", [corrected("t1", "Something else."), corrected("t2")])
+    assert run(tmp_path / "in", db) == 0
+    assert sorted(stored_files(db)) == ["batch-0.parquet", "part-0.parquet"]
+    assert query_db(db, "SELECT trace_id, count(*) FROM events GROUP BY 1 ORDER BY 1") == [("t1", 2), ("t2", 2)]
+    assert query_db(db, "SELECT content FROM events WHERE trace_id = 't1' AND seq = 2") == [("Check the queue first.",)]
