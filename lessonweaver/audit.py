@@ -110,7 +110,10 @@ def audit_files(con: duckdb.DuckDBPyConnection, files: list[str]) -> list[Findin
     """Scan rendered outputs (text files) for secrets, PII and quarantined trace ids."""
     if not files:
         return []
-    privacy.find(con, "SELECT filename AS place, content AS text FROM read_text(?)", ("place",), [files])
+    # Line by line: the prefilter then picks the few lines worth a closer look, not whole files, and each
+    # pattern searches only those (whole reports as one text each took 46 s for 400 MB of reports).
+    privacy.find(con, "SELECT filename AS place, unnest(string_split(content, chr(10))) AS text FROM read_text(?)",
+                 ("place",), [files])
     findings = [Finding(p, k, mask(h), h) for p, k, h in _hits(con)]
     # Every quarantined id against every file at once (Aho-Corasick): the time follows the reports' size,
     # not their size times the number of quarantined traces, which grows night after night.

@@ -18,22 +18,35 @@ WITH said AS (
         SELECT trace_id, event_id, seq, unnest(string_split_regex(content, '[.!?;]+\s+|\n+')) AS sentence
         FROM events WHERE type IN ('final_answer', 'assistant_message') AND content IS NOT NULL)
 ),
-claims AS (
-    SELECT s.*, c.class, c.verbs,
-           '\b(?:i|we)(?:''ve|''d| have| has)?\s+(?:(?:now|just|already|successfully|also|then|finally|both|gone ahead and)\s+)*(?:'
-           || c.verbs || ')\b|\b(?:has|have)\s+(?:now\s+|just\s+|already\s+|also\s+)?been\s+(?:(?:successfully|now|fully)\s+)?(?:'
-           || c.verbs || ')\b'
-           -- the second of two claims: "I've fixed the test and committed it"
-           || '|\b(?:i|we)(?:''ve| have)\s+(?:\w+\s+)?\w+ed\b[^,;]{0,100}?\s(?:and|then)\s+(?:also\s+|then\s+)?(?:'
-           || c.verbs || ')\b' AS pattern
-    FROM said s, (SELECT unnest(lw_action_classes()).class AS class, unnest(lw_action_classes()).verbs AS verbs) c
-    WHERE regexp_matches(s.lowered, '\b(' || c.verbs || ')\b')
+-- Each claim in a sentence, in three shapes ("i have now updated", "has been updated", "i've fixed x and
+-- committed"); a claim ends with the verb it claims. Each pattern is a constant, compiled once per
+-- query (one built from a column would be compiled again for every row).
+verb_said AS (
+    SELECT * FROM said WHERE regexp_matches(lowered, '\b(' || lw_action_verbs() || ')\b')
+),
+claimed AS (
+    SELECT *, unnest(regexp_extract_all(lowered,
+        '\b(?:i|we)(?:''ve|''d| have| has)?\s+(?:(?:now|just|already|successfully|also|then|finally|both|gone ahead and)\s+)*(?:'
+        || lw_action_verbs() || ')\b')) AS claim FROM verb_said
+    UNION ALL
+    SELECT *, unnest(regexp_extract_all(lowered,
+        '\b(?:has|have)\s+(?:now\s+|just\s+|already\s+|also\s+)?been\s+(?:(?:successfully|now|fully)\s+)?(?:'
+        || lw_action_verbs() || ')\b')) FROM verb_said
+    UNION ALL
+    -- the second of two claims: "I've fixed the test and committed it"
+    SELECT *, unnest(regexp_extract_all(lowered,
+        '\b(?:i|we)(?:''ve| have)\s+(?:\w+\s+)?\w+ed\b[^,;]{0,100}?\s(?:and|then)\s+(?:also\s+|then\s+)?(?:'
+        || lw_action_verbs() || ')\b')) FROM verb_said
+),
+verbs AS (
+    SELECT unnest(string_split(c.verbs, '|')) AS verb, c.class, c.verbs
+    FROM (SELECT unnest(lw_action_classes()).class AS class, unnest(lw_action_classes()).verbs AS verbs) c
 ),
 made AS (
     -- a claim, not a plan, a negation or a condition before it
-    SELECT * FROM claims
-    WHERE regexp_matches(lowered, pattern)
-      AND NOT regexp_matches(regexp_extract(lowered, '^(.*?)(?:' || pattern || ')', 1),
+    SELECT DISTINCT f.trace_id, f.event_id, f.seq, f.sentence, f.lowered, v.class, v.verbs
+    FROM claimed f JOIN verbs v ON v.verb = regexp_extract(f.claim, '(\w+)$', 1)
+    WHERE NOT regexp_matches(left(f.lowered, strpos(f.lowered, f.claim) - 1),
                              '\b(not|never|unable|cannot|can''t|couldn''t|didn''t|haven''t|hasn''t|won''t|if|once|when|until|whether|would|will|should|let me|going to|about to|before|after)\b')
 ),
 calls AS (
