@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -207,11 +208,13 @@ def history(con: duckdb.DuckDBPyConnection, run: dict[str, Any], lesson_ids: lis
     }
 
 
-def write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, text: str | Iterable[str]) -> None:
+    """Write `text` (a string, or its pieces as a template yields them) under a temporary name, then
+    rename it into place: a reader never sees half a file, and a large report is never one string."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+            fh.writelines([text] if isinstance(text, str) else text)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -246,6 +249,6 @@ def render(con: duckdb.DuckDBPyConnection, run: dict[str, Any], out: str, templa
     written = []
     for name in names:
         target = Path(out) / Path(name).name.removesuffix(".j2")
-        write_atomic(target, env.get_template(name).render(**ctx))
+        write_atomic(target, env.get_template(name).generate(**ctx))
         written.append(str(target))
     return written
