@@ -155,8 +155,7 @@ def remove(con: duckdb.DuckDBPyConnection, trace_ids: str, runs: str | None = No
         run_id = con.execute("SELECT run_id FROM event_files WHERE file = ?", [name]).fetchone()[0]
         con.execute("DELETE FROM event_files WHERE file = ?", [name])
         write(con, f"SELECT * FROM read_parquet($source) WHERE trace_id NOT IN (SELECT trace_id FROM {trace_ids})",
-              run_id, {"source": path})
-    define_view(con)
+              run_id, {"source": path})  # which lists the new file and redefines the view
     return sum(n for _, n in touched)
 
 
