@@ -6,7 +6,8 @@ worded alike (token-set Jaccard similarity of their normalised evidence at or ab
 same detector, source, tenant and normalised task) are one lesson. Which lesson a variant belongs to
 is kept in `lesson_variants`, so a lesson keeps its id from night to night.
 
-Every run records what it saw in `sightings`; the lifecycle comes from there:
+Every run records what it saw in `sightings`; the lifecycle comes from there, as of the newest night
+recorded (a run for an earlier night adds to the history without turning today's lessons back):
 - new: first seen tonight;
 - recurring: seen on an earlier night and not resolved (whether or not it was seen tonight);
 - resolved: not seen for `resolve_after` nights;
@@ -99,15 +100,22 @@ def record_sightings(con: duckdb.DuckDBPyConnection, night: dt.date) -> None:
     execute(con, "weave/sightings.sql", night=night)
 
 
+def newest_night(con: duckdb.DuckDBPyConnection) -> dt.date | None:
+    """The newest night any run counted for: lesson statuses are as of that night."""
+    return con.execute("SELECT greatest((SELECT max(night) FROM runs), (SELECT max(night) FROM sightings))").fetchone()[0]
+
+
 def weave(con: duckdb.DuckDBPyConnection, run_id: str, night: dt.date, resolve_after: int = 7,
           merge_threshold: float = 0.6) -> tuple[int, int]:
-    """Merge new variants, record this run's sightings and rebuild `lessons`, in one transaction.
+    """Merge new variants, record this run's sightings and rebuild `lessons` as of the newest night seen,
+    in one transaction.
     Returns (lessons new in this run and not rejected, lessons in all)."""
     con.execute("BEGIN TRANSACTION")
     try:
         merge_variants(con, merge_threshold)
         record_sightings(con, night)
-        new, total = execute(con, "weave/lessons.sql", night=night, resolve_after=resolve_after,
+        as_of = max(night, newest_night(con) or night)
+        new, total = execute(con, "weave/lessons.sql", night=as_of, resolve_after=resolve_after,
                              severities=list(SEVERITIES)).fetchone()
         con.execute("DROP TABLE previous_lessons")
         reached("weave")

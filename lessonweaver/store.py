@@ -23,7 +23,7 @@ from pathlib import Path
 
 import duckdb
 
-from lessonweaver import eventstore
+from lessonweaver import eventstore, lessons
 from lessonweaver.crashpoints import reached
 from lessonweaver.errors import safe_error
 from lessonweaver.queries import execute, query
@@ -296,6 +296,7 @@ def run_tallies(con: duckdb.DuckDBPyConnection, run_id: str) -> dict:
             SELECT file, count(*), list(coalesce('line ' || line, 'record ' || record) || ': ' || reason ORDER BY record)[1:3]
             FROM rejects WHERE run_id = ? GROUP BY file ORDER BY count(*) DESC, file
             """, [run_id]).fetchall(),
+        "lessons_night": lessons.newest_night(con),
         "lesson_statuses": dict(con.execute(
             "SELECT status, count(*) FROM lessons WHERE review <> 'rejected' GROUP BY status ORDER BY status").fetchall()),
         "detections_by_detector": dict(con.execute(

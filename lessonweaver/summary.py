@@ -61,6 +61,7 @@ class RunSummary:
     quarantine_reasons: dict[str, int] = _shown(dict)
     rejects_by_file: list[tuple[str, int, list[str]]] = _shown(list)  # (path, count, first reasons)
     lesson_statuses: dict[str, int] = _shown(dict)
+    lessons_night: dt.date | None = None  # the night the lesson statuses are as of (the newest night run)
     detections_by_detector: dict[str, int] = _shown(dict)
     unknown_types: list[tuple[str, int]] = _shown(list)  # (raw_type, count)
     unrecognised: list[tuple[str, int, str, int]] = _shown(list)  # (keys, count, first file, files)
@@ -131,15 +132,24 @@ def _kept_out(run: RunSummary) -> list[str]:
     return lines
 
 
+def _lessons_line(run: RunSummary, lesson_statuses: tuple[str, ...]) -> str:
+    """`lessons: 42 (3 first seen in this run); on night 2026-11-02: 3 new, 39 recurring`"""
+    statuses = run.lesson_statuses
+    as_of = run.lessons_night or run.night
+    line = (f"lessons:    {run.lessons_total} ({run.lessons_new} first seen in this run); on night {as_of}: "
+            + ", ".join(f"{statuses.get(s, 0)} {s}" for s in lesson_statuses))
+    if run.night and as_of and run.night < as_of:
+        line += f"\n  (this run counted for night {run.night}, before the newest night run: it adds to the history)"
+    return line
+
+
 def format_summary(run: RunSummary, lesson_statuses: tuple[str, ...], where: str = "in the flow") -> str:
     """The summary `lessonweaver run` prints: what came in, where it went, what was found and written."""
     lines = _counts(run) + _kept_out(run)
     lines.append(f"detections: {run.detections}")
     lines += [f"  {detector:<22} {n:>5}" for detector, n in run.detections_by_detector.items()]
     lines += [f"  {detector:<22} FAILED: {message}" for detector, message in sorted(run.detector_errors.items())]
-    statuses = run.lesson_statuses
-    lines.append(f"lessons:    {run.lessons_new} new, {run.lessons_total} total; night {run.night}: "
-                 + ", ".join(f"{statuses.get(s, 0)} {s}" for s in lesson_statuses))
+    lines.append(_lessons_line(run, lesson_statuses))
     t = run.timings
     lines.append(f"time:       {sum(t.values()):.1f} s {where} (" + ", ".join(f"{k} {v:.1f}" for k, v in t.items()) + ")")
     lines.append(f"database:   {run.db}")

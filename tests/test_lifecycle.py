@@ -89,6 +89,26 @@ def test_a_week_of_nights(prefect_server, tmp_path):
     assert report.index("## Open lessons") < report.index("Applied the loyalty discount") < report.index("## Resolved")
 
 
+def test_a_run_for_an_earlier_night_adds_history_without_turning_lessons_back(tmp_path, capsys):
+    """Night 5 saw DISCOUNT; then night 2 is run late (a replay) with ADDRESS and DISCOUNT. Statuses stay as
+    of night 5, and night 2 joins each lesson's history."""
+    db = tmp_path / "lw.duckdb"
+    for day, tid, text in ((5, "late-d", DISCOUNT), (2, "early-a", ADDRESS), (2, "early-d", DISCOUNT)):
+        night = START + dt.timedelta(days=day - 1)
+        write_traces(tmp_path / "in" / tid, "traces.jsonl", [correction(tid, text)])
+        assert main(["run", str(tmp_path / "in" / tid), "--db", str(db), "--out", str(tmp_path / "out"),
+                     "--night", night.isoformat(), "--no-prefect", "-q"]) == 0
+    con = store.connect(str(db), read_only=True)
+    rows = {r[0]: r[1:] for r in con.execute(
+        "SELECT evidence, status, first_night, last_night, nights_seen FROM lessons").fetchall()}
+    con.close()
+    night2, night5 = START + dt.timedelta(days=1), START + dt.timedelta(days=4)
+    assert rows == {DISCOUNT: ("recurring", night2, night5, 2), ADDRESS: ("recurring", night2, night2, 1)}
+    out = capsys.readouterr().out
+    assert f"on night {night5}: 0 new, 0 regressed, 2 recurring, 0 resolved" in out
+    assert f"(this run counted for night {night2}, before the newest night run" in out
+
+
 def test_priority_weighs_severity_frequency_and_recency(prefect_server, tmp_path):
     db = tmp_path / "lw.duckdb"
     retry = {"trace_id": "r1", "source": "support-bot", "task": "Close a ticket", "outcome": "success",

@@ -161,7 +161,7 @@ def test_console_script_subprocess(inputs: Path, tmp_path: Path):
                           capture_output=True, text=True, timeout=300, cwd=REPO,
                           env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PREFECT_HOME": str(tmp_path / "ph")})
     assert done.returncode == 0, done.stderr
-    assert "lessons:    2 new, 2 total" in done.stdout
+    assert "lessons:    2 (2 first seen in this run)" in done.stdout
     assert MARKER not in done.stdout + done.stderr
     assert query_db(db, "SELECT count(*) FROM traces") == [(8,)]
 
