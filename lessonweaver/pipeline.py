@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from lessonweaver import adapters, audit, detectors, discover, forget, lessons, privacy, render, store
+from lessonweaver import adapters, audit, detectors, discover, fingerprint, forget, lessons, privacy, render, store
 from lessonweaver.batch import BatchResult, run_batch, split_traces
 from lessonweaver.config import Settings, batch_memory_limit, memory_bytes, parse_night
 from lessonweaver.crashpoints import reached
@@ -147,6 +147,35 @@ def _weave(con: Any, settings: Settings, run: RunSummary) -> tuple[int, int]:
     return lessons.weave(con, run.run_id, run.night, settings.resolve_after, settings.merge_threshold)
 
 
+def _fingerprint(con: Any, settings: Settings, night: dt.date) -> str:
+    """What the weave and the render of this run read (lessonweaver/fingerprint.py)."""
+    tenant_key = privacy.tenant_hash(settings.tenant_salt, settings.tenant) if settings.tenant else None
+    return fingerprint.compute(con, detectors.load_detectors(settings.detector_dirs),
+                               night=max(night, lessons.newest_night(con) or night),
+                               options=(settings.resolve_after, settings.merge_threshold, tenant_key),
+                               templates=settings.templates, out=settings.out)
+
+
+def nothing_new(settings: Settings, run: RunSummary) -> RunSummary | None:
+    """A run with no file to read, over what the published lessons and reports were made from: record it
+    and keep them as they are (the weave and the render would make them again, unchanged). None when
+    anything differs (the night, a detector, a template, a review, the reports): then the run goes on."""
+    con = store.connect(settings.db, threads=settings.threads, memory_limit=settings.memory_limit)
+    try:
+        if fingerprint.stored(con) != _fingerprint(con, settings, run.night):
+            return None
+        run = replace(run, status="completed", nothing_new=True)
+        if settings.retain_days:
+            run.events_dropped = forget.retain(con, settings.retain_days)
+        run.lessons_total = con.execute("SELECT count(*) FROM lessons").fetchone()[0]
+        run = replace(run, **store.run_tallies(con, run.run_id))
+        run.finished_at = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+        store.record_run(con, run)
+        return run
+    finally:
+        con.close()
+
+
 def _late_quarantine(con: Any, settings: Settings, run: RunSummary, findings: list[audit.Finding],
                      folders: list[str], log: Log) -> RunSummary | None:
     """Quarantine the traces of this run that the audit's findings came from, and weave again without
@@ -197,6 +226,7 @@ def render_and_audit(settings: Settings, run: RunSummary, folders: list[str], lo
         run.status = "completed"
         run.finished_at = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
         store.record_run(con, run)
+        fingerprint.store(con, _fingerprint(con, settings, run.night))
         return run
     except Exception:
         if run.status != "audit_failed":
@@ -262,6 +292,13 @@ def execute(settings: Settings, steps: Steps, log: Log = LOG) -> RunSummary:
         run.files_seen, run.files_skipped = the_plan.files_seen, the_plan.files_skipped
         log.info("%d file(s) found, %d unchanged since an earlier run, %d batch(es) to stage",
                  the_plan.files_seen, the_plan.files_skipped, len(the_plan.batches))
+        quiet = None if the_plan.batches else nothing_new(settings, run)
+        if quiet:
+            log.info("nothing new tonight: the lessons and reports in place stay as they are")
+            clock.lap("check")
+            if steps.publish:
+                steps.publish(settings, quiet)
+            return quiet
         workdir = tempfile.mkdtemp(prefix="lessonweaver-", dir=settings.work_dir)
         try:
             results = _stage_all(settings, steps, the_plan, workdir)

@@ -66,6 +66,7 @@ class RunSummary:
     unknown_types: list[tuple[str, int]] = _shown(list)  # (raw_type, count)
     unrecognised: list[tuple[str, int, str, int]] = _shown(list)  # (keys, count, first file, files)
     written: list[str] = _shown(list)  # the report files published
+    nothing_new: bool = False  # nothing to read, and the lessons and reports in place were kept as they are
     db: str = ""
 
     def as_dict(self) -> dict[str, Any]:
@@ -146,6 +147,9 @@ def _lessons_line(run: RunSummary, lesson_statuses: tuple[str, ...]) -> str:
 def format_summary(run: RunSummary, lesson_statuses: tuple[str, ...], where: str = "in the flow") -> str:
     """The summary `lessonweaver run` prints: what came in, where it went, what was found and written."""
     lines = _counts(run) + _kept_out(run)
+    if run.nothing_new:
+        lines.insert(1, "nothing new tonight: no file was new or changed, so the lessons and the reports stay as "
+                        "the last run left them")
     lines.append(f"detections: {run.detections}")
     lines += [f"  {detector:<22} {n:>5}" for detector, n in run.detections_by_detector.items()]
     lines += [f"  {detector:<22} FAILED: {message}" for detector, message in sorted(run.detector_errors.items())]

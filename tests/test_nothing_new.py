@@ -1,0 +1,81 @@
+"""A run with nothing to read keeps the lessons and reports in place (`nothing new tonight`), unless what
+they were made from changed: a review, the night, a detector, a template, or the reports themselves."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from flows.nightly import nightly
+from lessonweaver.cli import main
+from tests.conftest import query_db, write_traces
+
+CORRECTION = {"trace_id": "t1", "source": "support-bot", "task": "Close a ticket", "outcome": "success",
+              "events": [{"id": "e1", "type": "user_message", "content": "please help"},
+                         {"id": "e2", "type": "human_correction", "content": "Refund before closing the ticket"}]}
+
+
+def run(tmp_path: Path, capsys, *extra: str) -> str:
+    capsys.readouterr()
+    assert main(["run", str(tmp_path / "in"), "--db", str(tmp_path / "lw.duckdb"), "--out", str(tmp_path / "out"),
+                 "--no-prefect", "-q", "--night", "2026-11-02", *extra]) == 0
+    return capsys.readouterr().out
+
+
+def report_stamp(tmp_path: Path) -> dict[str, int]:
+    return {p.name: p.stat().st_mtime_ns for p in (tmp_path / "out").iterdir()}
+
+
+@pytest.fixture
+def first_run(tmp_path: Path, capsys) -> Path:
+    write_traces(tmp_path / "in", "traces.jsonl", [CORRECTION])
+    assert "nothing new tonight" not in run(tmp_path, capsys)
+    return tmp_path
+
+
+def test_a_rerun_that_reads_nothing_keeps_lessons_and_reports(first_run: Path, capsys):
+    before = report_stamp(first_run)
+    out = run(first_run, capsys)
+    assert "nothing new tonight" in out
+    assert "report:" not in out
+    assert "lessons:    1 (0 first seen in this run); on night 2026-11-02: 1 new" in out
+    assert report_stamp(first_run) == before
+    runs = query_db(first_run / "lw.duckdb", "SELECT status, files_read, lessons_total FROM runs ORDER BY started_at")
+    assert runs == [("completed", 1, 1), ("completed", 0, 1)]
+
+
+@pytest.mark.parametrize("change", ["review", "night", "detector", "template", "report deleted"])
+def test_a_change_since_the_last_render_renders_again(first_run: Path, capsys, change: str):
+    extra: list[str] = []
+    if change == "review":
+        lesson = query_db(first_run / "lw.duckdb", "SELECT lesson_id FROM lessons")[0][0]
+        assert main(["review", "--db", str(first_run / "lw.duckdb"), "accept", lesson]) == 0
+    elif change == "night":
+        extra = ["--night", "2026-11-03"]
+    elif change == "detector":
+        mine = first_run / "mine" / "always"
+        mine.mkdir(parents=True)
+        (mine / "always.sql").write_text("-- id: always\n-- title: Always\n-- severity: low\n-- description: x\n"
+                                         "SELECT trace_id, 'x' AS evidence FROM traces WHERE false\n")
+        extra = ["--detectors", str(first_run / "mine")]
+    elif change == "template":
+        shutil.copytree(Path(__file__).parents[1] / "templates", first_run / "tpl")
+        (first_run / "tpl" / "lessons.md.j2").write_text("# mine\n")
+        extra = ["--templates", str(first_run / "tpl")]
+    else:
+        (first_run / "out" / "lessons.md").unlink()
+    out = run(first_run, capsys, *extra)
+    assert "nothing new tonight" not in out
+    assert "report:" in out and (first_run / "out" / "lessons.md").exists()
+    if change == "review":
+        assert "accepted" in (first_run / "out" / "lessons.jsonl").read_text()
+    # and once rendered, the same run again has nothing new
+    assert "nothing new tonight" in run(first_run, capsys, *extra)
+
+
+def test_the_flow_keeps_them_too(prefect_server, tmp_path: Path):
+    write_traces(tmp_path / "in", "traces.jsonl", [CORRECTION])
+    options = dict(paths=[str(tmp_path / "in")], db=str(tmp_path / "lw.duckdb"), out=str(tmp_path / "out"))
+    assert not nightly(**options).nothing_new
+    again = nightly(**options)
+    assert again.nothing_new and again.status == "completed" and again.written == []
