@@ -2,7 +2,7 @@
 
 Only names matter here; content is judged later. Hidden files and folders are passed over, as are
 files whose suffix is not a trace suffix when they are found by walking a folder (a file named
-explicitly is always taken, whatever its suffix).
+explicitly is always taken, whatever its suffix); those are listed, so the run can say so.
 """
 
 import os
@@ -66,9 +66,11 @@ def _entry(path: str) -> InputFile:
 AGENT_HOMES = (".claude", ".codex")
 
 
-def discover(paths: list[str] | tuple[str, ...]) -> list[InputFile]:
-    """Return the trace files under `paths`, sorted, each once."""
+def scan(paths: list[str] | tuple[str, ...]) -> tuple[list[InputFile], list[str]]:
+    """The trace files under `paths`, sorted, each once; and the other files found in their folders
+    (names without a trace suffix, hidden ones aside), so a run can say what it did not read."""
     found: dict[str, InputFile] = {}
+    passed_over: set[str] = set()
     for raw in paths:
         p = Path(raw)
         if p.is_file():
@@ -77,13 +79,21 @@ def discover(paths: list[str] | tuple[str, ...]) -> list[InputFile]:
             for root, dirs, files in os.walk(p):
                 dirs[:] = sorted(d for d in dirs if not d.startswith(".") or d in AGENT_HOMES)
                 for name in sorted(files):
-                    if name.startswith(".") or not _is_trace_name(name):
-                        continue
                     full = os.path.normpath(os.path.join(root, name))
+                    if name.startswith("."):
+                        continue
+                    if not _is_trace_name(name):
+                        passed_over.add(full)
+                        continue
                     found.setdefault(full, _entry(full))
         else:
             raise InputError(f"input path does not exist: {raw}")
-    return [found[k] for k in sorted(found)]
+    return [found[k] for k in sorted(found)], sorted(passed_over - set(found))
+
+
+def discover(paths: list[str] | tuple[str, ...]) -> list[InputFile]:
+    """Return the trace files under `paths`, sorted, each once."""
+    return scan(paths)[0]
 
 
 def batches(files: list[InputFile], max_bytes: int) -> list[list[InputFile]]:

@@ -28,6 +28,7 @@ from lessonweaver.summary import RunSummary
 LOG = logging.getLogger("lessonweaver")
 Log = logging.Logger | logging.LoggerAdapter
 
+UNREAD_SHOWN = 5  # files not read (not trace file names) the summary names
 AUDIT_ROUNDS = 3  # renders at most, each after quarantining what the previous audit found
 
 
@@ -39,6 +40,7 @@ class Plan:
     files_skipped: int
     known_hashes: frozenset[str]
     tenant_salt: str
+    unread: tuple[str, ...] = ()  # files in the input folders whose names are not trace files
 
 
 class Result(Protocol):
@@ -89,7 +91,7 @@ def start(settings: Settings) -> RunSummary:
 
 def plan(settings: Settings) -> Plan:
     """List the input files, drop those ingested before unchanged, and batch the rest."""
-    files = discover.discover(list(settings.paths))
+    files, unread = discover.scan(list(settings.paths))
     con = store.connect(settings.db)
     try:
         seen, hashes = store.ingested(con)
@@ -101,7 +103,8 @@ def plan(settings: Settings) -> Plan:
     known = adapters.load_adapters()
     parts = discover.split_large(fresh, settings.batch_bytes,
                                  lambda f: adapters.one_trace_per_line(f.path, known, settings.format))
-    return Plan(discover.batches(parts, settings.batch_bytes), len(files), len(files) - len(fresh), hashes, salt)
+    return Plan(discover.batches(parts, settings.batch_bytes), len(files), len(files) - len(fresh), hashes, salt,
+                tuple(unread))
 
 
 def stage(files: list[discover.InputFile], settings: Settings, folder: str, known_hashes: frozenset[str],
@@ -290,6 +293,7 @@ def execute(settings: Settings, steps: Steps, log: Log = LOG) -> RunSummary:
         clock.lap("discover")
         settings = replace(settings, tenant_salt=the_plan.tenant_salt)
         run.files_seen, run.files_skipped = the_plan.files_seen, the_plan.files_skipped
+        run.files_unread, run.unread_examples = len(the_plan.unread), list(the_plan.unread[:UNREAD_SHOWN])
         log.info("%d file(s) found, %d unchanged since an earlier run, %d batch(es) to stage",
                  the_plan.files_seen, the_plan.files_skipped, len(the_plan.batches))
         quiet = None if the_plan.batches else nothing_new(settings, run)

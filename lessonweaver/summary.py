@@ -38,6 +38,7 @@ class RunSummary:
     files_seen: int = _column("BIGINT", "files found under the inputs")
     files_read: int = _column("BIGINT", "files read (new, or changed since they were ingested)")
     files_skipped: int = _column("BIGINT", "already ingested with the same content, or nothing to read")
+    files_unread: int = _column("BIGINT", "files in the input folders whose names are not trace files: not read")
     records: int = _column("BIGINT", "records read: loaded + quarantined + rejected")
     records_loaded: int = _column("BIGINT", "records that made a stored trace")
     records_quarantined: int = _column("BIGINT", "records of sensitive traces, kept out")
@@ -58,6 +59,7 @@ class RunSummary:
     timings: dict[str, float] = _shown(dict)  # seconds per stage
     detector_errors: dict[str, str] = _shown(dict)  # detector id -> why it was skipped
     file_notes: list[tuple[str, str]] = _shown(list)  # (path, note)
+    unread_examples: list[str] = _shown(list)  # the first few of files_unread
     quarantine_reasons: dict[str, int] = _shown(dict)
     rejects_by_file: list[tuple[str, int, list[str]]] = _shown(list)  # (path, count, first reasons)
     lesson_statuses: dict[str, int] = _shown(dict)
@@ -127,6 +129,11 @@ def _kept_out(run: RunSummary) -> list[str]:
     if run.rejects_by_file:
         lines.append("  (every rejected record, with its line and reason, is in the rejects table)")
     lines += [f"  note: {path}: {note}" for path, note in run.file_notes]
+    if run.files_unread:
+        lines.append(f"  not read {run.files_unread:>5}  file(s) whose names are not trace files (.json, .jsonl, "
+                     f".ndjson, .gz of those): " + ", ".join(run.unread_examples)
+                     + (", ..." if run.files_unread > len(run.unread_examples) else "")
+                     + "; name a file to read it whatever its name")
     for keys, n, first, files in run.unrecognised[:5]:
         lines.append(f"  not understood {n:>5}  record(s) with keys {{{keys}}} in {first}"
                      + (f" and {files - 1} more file(s)" if files > 1 else ""))

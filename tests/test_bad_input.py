@@ -537,3 +537,23 @@ def test_the_cli_names_every_bad_file_with_its_rejects(prefect_server, tmp_path,
     finally:
         con.close()
     assert {Path(p).name: tuple(a) for p, *a in accounts} == FIXTURE_ACCOUNTS
+
+
+def test_files_that_are_not_trace_files_are_counted_and_named(tmp_path, capsys):
+    """A .csv, .txt or .log in an input folder is not read, but the summary says so; hidden files stay quiet."""
+    inputs = tmp_path / "in"
+    (inputs / "logs").mkdir(parents=True)
+    (inputs / "t.jsonl").write_text(json.dumps({"trace_id": "a", "source": "s", "task": "t", "events": []}) + "\n")
+    for name in ("export.csv", "notes.txt", "logs/agent.log", ".DS_Store"):
+        (inputs / name).write_text("x\n")
+    assert main(["run", str(inputs), "--db", str(tmp_path / "lw.duckdb"), "--out", str(tmp_path / "out"),
+                 "--no-prefect", "-q"]) == 0
+    out = capsys.readouterr().out
+    assert "files:      1 found, 1 read" in out
+    line = next(x for x in out.splitlines() if "not read" in x)
+    assert "3  file(s) whose names are not trace files" in line
+    assert all(str(inputs / n) in line for n in ("export.csv", "notes.txt", "logs/agent.log"))
+    assert ".DS_Store" not in out
+    con = duckdb.connect(str(tmp_path / "lw.duckdb"), read_only=True)
+    assert con.execute("SELECT files_unread FROM runs").fetchall() == [(3,)]
+    con.close()
