@@ -30,6 +30,7 @@ from lessonweaver.queries import execute
 STATUSES = ("new", "regressed", "recurring", "resolved")  # the lifecycle, in the order reports show it
 MINHASHES, BAND_ROWS = 32, 2  # MinHash signature length and rows per LSH band: candidate pairs only
 SMALL_BLOCK = 16  # blocks of at most this many variants compare every pair; larger ones go through MinHash
+TITLE_CHARS, TITLE_WORDS = 80, 3  # titles are short, and lessons alike are told apart by a few words
 BUCKET_HEADS = 3  # in a MinHash bucket, each new variant is compared with this many known and new ones
 
 
@@ -116,7 +117,8 @@ def weave(con: duckdb.DuckDBPyConnection, run_id: str, night: dt.date, resolve_a
         record_sightings(con, night)
         as_of = max(night, newest_night(con) or night)
         new, total = execute(con, "weave/lessons.sql", night=as_of, resolve_after=resolve_after,
-                             severities=list(SEVERITIES)).fetchone()
+                             severities=list(SEVERITIES), title_chars=TITLE_CHARS).fetchone()
+        execute(con, "weave/titles.sql", title_chars=TITLE_CHARS, words=TITLE_WORDS)
         con.execute("DROP TABLE previous_lessons")
         reached("weave")
         con.execute("COMMIT")

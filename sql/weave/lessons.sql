@@ -2,7 +2,8 @@
 -- status (new, recurring, resolved, regressed: see lessons.py) and its priority. Ends with
 -- (lessons new in this run and not rejected, lessons in all).
 -- Parameters: $night (DATE): the night the statuses are as of (the newest night in sightings); $resolve_after (INTEGER): nights without a
---   sighting before a lesson is resolved; $severities (VARCHAR[]): the severities, lowest first.
+--   sighting before a lesson is resolved; $severities (VARCHAR[]): the severities, lowest first;
+--   $title_chars (INTEGER): how long a title may be.
 -- Leaves the temp table previous_lessons (the lessons before the rebuild).
 CREATE OR REPLACE TEMP TABLE previous_lessons AS SELECT lesson_id FROM lessons;
 
@@ -21,9 +22,9 @@ grouped AS (
            any_value(d.source) AS source,
            arg_min(d.task, (d.detected_at, d.trace_id, d.seq)) AS task,
            any_value(d.tenant) AS tenant,
-           coalesce(any_value(k.title), any_value(d.detector)) || ': '
-               || coalesce(any_value(d.lesson_key), arg_min(d.task, (d.detected_at, d.trace_id, d.seq)),
-                           '(no task)') AS title,
+           lw_clip(coalesce(any_value(k.title), any_value(d.detector)) || ': '
+                   || coalesce(any_value(d.lesson_key), arg_min(d.task, (d.detected_at, d.trace_id, d.seq)),
+                               '(no task)'), $title_chars) AS title,  -- weave/titles.sql tells alike ones apart
            mode(coalesce(d.category, k.category, 'agent')) AS category,
            CASE WHEN bool_or(coalesce(d.confidence, 'certain') = 'certain') THEN 'certain'
                 ELSE 'likely' END AS confidence,
