@@ -56,11 +56,16 @@ def scrub(value: Any) -> str:
     return text
 
 
+def oneline(value: Any) -> str:
+    """Text for an agent to read, as it is: one line (a lesson is one bullet), no Markdown escapes, which
+    an agent would read as literal backslashes (`\\(14 days\\)`)."""
+    return " ".join(str(value if value is not None else "").split())
+
+
 def md_inline(value: Any) -> str:
     """Trace text made inert inside Markdown: one line, with link, image, HTML and code syntax escaped,
     and would-be autolinks defanged (`hxxps:`, `fxp:`, `www[.]`) so no renderer turns them into links."""
-    text = " ".join(str(value if value is not None else "").split())
-    text = _MD_SPECIAL.sub(r"\\\1", text)
+    text = _MD_SPECIAL.sub(r"\\\1", oneline(value))
     return _AUTOLINK.sub(_defang, text)
 
 
@@ -95,6 +100,7 @@ def environment(templates: str | None = None) -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
     )
     env.filters["md"] = md_inline
+    env.filters["oneline"] = oneline
     env.filters["when"] = lambda v: str(v or "")[:16].replace("T", " ")
     env.filters["json"] = lambda v: json.dumps(v, ensure_ascii=False, sort_keys=True)
     return env
