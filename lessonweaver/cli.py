@@ -108,16 +108,30 @@ def parser() -> argparse.ArgumentParser:
     db_option.add_argument("--db", default=DEFAULT_DB, help=f"database file (default: {DEFAULT_DB})")
     _review_parser(sub, db_option)
 
-    exp = sub.add_parser("export", parents=[db_option], help="write the accepted lessons as a file agents load")
-    exp.add_argument("--format", default="agents-md", help="agents-md (default) or jsonl, or a template of yours")
-    exp.add_argument("-o", "--output", metavar="FILE", help="write here instead of to standard output")
-    exp.add_argument("--templates", metavar="DIR", help="a folder with export/<format>.j2 templates of your own")
-    exp.set_defaults(func=commands.cmd_export)
+    _export_parser(sub, db_option)
 
     _sql_parser(sub, db_option)
     _detectors_parser(sub)
     _forget_parser(sub, db_option)
     return p
+
+
+def _export_parser(sub: "argparse._SubParsersAction", db_option: argparse.ArgumentParser) -> None:
+    exp = sub.add_parser("export", parents=[db_option], help="write the accepted lessons as a file agents load",
+                         description="The accepted lessons, to standard output, a file (-o) or a block of their own "
+                                     "in an agent instruction file (--into).")
+    exp.add_argument("--format", default="agents-md", help="agents-md (default) or jsonl, or a template of yours")
+    where = exp.add_mutually_exclusive_group()
+    where.add_argument("-o", "--output", metavar="FILE", help="write here instead of to standard output")
+    where.add_argument("--into", metavar="FILE",
+                       help="write them as a managed block into this instruction file (AGENTS.md, CLAUDE.md, "
+                            ".github/copilot-instructions.md, .cursor/rules/NAME.mdc), created if missing; "
+                            "the rest of the file is left as it is")
+    exp.add_argument("--check", action="store_true",
+                     help="with --into: write nothing; exit 1 if the file would change, 0 if it is up to date")
+    exp.add_argument("--diff", action="store_true", help="with --into: write nothing; show what would change")
+    exp.add_argument("--templates", metavar="DIR", help="a folder with export/<format>.j2 templates of your own")
+    exp.set_defaults(func=commands.cmd_export)
 
 
 def _forget_parser(sub: "argparse._SubParsersAction", db_option: argparse.ArgumentParser) -> None:

@@ -259,11 +259,17 @@ def cmd_review(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     from lessonweaver import export, store
 
+    if (args.check or args.diff) and not args.into:
+        raise ValueError("--check and --diff go with --into FILE")
+    if args.into and args.format == "jsonl":
+        raise ValueError("--into writes Markdown into an instruction file; use --format agents-md (the default)")
     con = store.connect(_existing_db(args.db), read_only=True)
     try:
         text = export.export(con, args.format, args.templates)
     finally:
         con.close()
+    if args.into:
+        return _export_into(args, text)
     if args.output in (None, "-"):
         sys.stdout.write(text)
     else:
@@ -272,6 +278,27 @@ def cmd_export(args: argparse.Namespace) -> int:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)
         write_atomic(Path(args.output), text)
         print(f"exported to {args.output}", file=sys.stderr)
+    return 0
+
+
+def _export_into(args: argparse.Namespace, text: str) -> int:
+    """The lessons as the managed block of an instruction file: written, checked (exit 1 when the file
+    would change, for CI) or shown as a diff."""
+    from lessonweaver import agentfile
+
+    before = agentfile.read(args.into)
+    after = agentfile.splice(before, text, args.into)
+    if args.diff:
+        sys.stdout.write(agentfile.diff(before, after, args.into))
+    if after == before:
+        print(f"{args.into} is up to date", file=sys.stderr)
+        return 0
+    if args.check:
+        print(f"{args.into} would change (nothing written)", file=sys.stderr)
+        return 1
+    if not args.diff:
+        agentfile.write(args.into, after)
+        print(f"exported into {args.into}", file=sys.stderr)
     return 0
 
 

@@ -3,14 +3,17 @@
 Only lessons a person accepted (`lessonweaver review accept`) are exported, with the text as edited.
 The formats are Jinja templates in templates/export/ (`<format>.j2`), so a team can add its own with
 --templates; text is scrubbed like every report.
+
+Lessons come most severe first, then by id: not by priority, which moves every night, so the rules an
+agent reads (`export --into`) change when a reviewer's decisions do, not when counts grow.
 """
 
-import datetime as dt
 from pathlib import Path
 
 import duckdb
 
 from lessonweaver import render
+from lessonweaver.detectors import SEVERITIES
 
 
 def formats(templates: str | None = None) -> list[str]:
@@ -21,16 +24,16 @@ def formats(templates: str | None = None) -> list[str]:
 
 
 def export(con: duckdb.DuckDBPyConnection, fmt: str, templates: str | None = None) -> str:
-    """The accepted lessons, most important first, rendered in format `fmt`."""
+    """The accepted lessons, most severe first, rendered in format `fmt`."""
     known = formats(templates)
     if fmt not in known:
         raise ValueError(f"unknown export format '{fmt}' (known: {', '.join(known)})")
     lessons = render.rows(con, """
         SELECT lesson_id, detector, severity, category, confidence, priority, status, source, task, title, lesson, occurrences,
                trace_count, first_night, last_night
-        FROM lessons WHERE review = 'accepted' ORDER BY priority DESC, lesson_id""")
+        FROM lessons WHERE review = 'accepted'
+        ORDER BY list_position(?::VARCHAR[], severity) DESC NULLS LAST, lesson_id""", [list(SEVERITIES)])
     for lesson in lessons:
         lesson.update({k: render.scrub(lesson[k]) for k in ("title", "lesson") if lesson.get(k) is not None})
     env = render.environment(templates)
-    return env.get_template(f"export/{fmt}.j2").render(
-        lessons=lessons, exported_at=dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
+    return env.get_template(f"export/{fmt}.j2").render(lessons=lessons)

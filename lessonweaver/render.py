@@ -11,8 +11,9 @@ import datetime as dt
 import json
 import os
 import re
+import secrets
 import shutil
-import tempfile
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -55,11 +56,16 @@ def scrub(value: Any) -> str:
     return text
 
 
+def oneline(value: Any) -> str:
+    """Text for an agent to read, as it is: one line (a lesson is one bullet), no Markdown escapes, which
+    an agent would read as literal backslashes (`\\(14 days\\)`)."""
+    return " ".join(str(value if value is not None else "").split())
+
+
 def md_inline(value: Any) -> str:
     """Trace text made inert inside Markdown: one line, with link, image, HTML and code syntax escaped,
     and would-be autolinks defanged (`hxxps:`, `fxp:`, `www[.]`) so no renderer turns them into links."""
-    text = " ".join(str(value if value is not None else "").split())
-    text = _MD_SPECIAL.sub(r"\\\1", text)
+    text = _MD_SPECIAL.sub(r"\\\1", oneline(value))
     return _AUTOLINK.sub(_defang, text)
 
 
@@ -94,6 +100,7 @@ def environment(templates: str | None = None) -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
     )
     env.filters["md"] = md_inline
+    env.filters["oneline"] = oneline
     env.filters["when"] = lambda v: str(v or "")[:16].replace("T", " ")
     env.filters["json"] = lambda v: json.dumps(v, ensure_ascii=False, sort_keys=True)
     return env
@@ -208,13 +215,20 @@ def history(con: duckdb.DuckDBPyConnection, run: dict[str, Any], lesson_ids: lis
     }
 
 
-def write_atomic(path: Path, text: str | Iterable[str]) -> None:
+def write_atomic(path: Path, text: str | Iterable[str], newline: str | None = None) -> None:
     """Write `text` (a string, or its pieces as a template yields them) under a temporary name, then
-    rename it into place: a reader never sees half a file, and a large report is never one string."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    rename it into place: a reader never sees half a file, and a large report is never one string.
+
+    The file gets the permission bits of the file it replaces, and a new one those of a plain open()
+    (0644 under the usual umask), not mkstemp's 0600: reports and exports are meant to be read.
+    `newline=""` writes line endings as they are in `text`."""
+    tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies, as to open()
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        with os.fdopen(fd, "w", encoding="utf-8", newline=newline) as fh:
             fh.writelines([text] if isinstance(text, str) else text)
+        if path.exists():
+            os.chmod(tmp, stat.S_IMODE(path.stat().st_mode))
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
