@@ -7,6 +7,8 @@ open quickly.
 
 import argparse
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 import os
 import sys
 from pathlib import Path
@@ -48,6 +50,22 @@ def local_logging(quiet: bool) -> None:
     log.propagate = False
 
 
+@contextmanager
+def watched(quiet: bool, in_process: bool) -> Iterator[None]:
+    """A progress bar when stderr is a terminal (and not --quiet); the log lines alone otherwise."""
+    if in_process:
+        local_logging(quiet)
+    if quiet or not sys.stderr.isatty():
+        yield
+        return
+    from lessonweaver import progress
+
+    if in_process:
+        logging.getLogger("lessonweaver").handlers[:] = []  # the bar prints the lines above itself
+    with progress.bar(show_lines=in_process):
+        yield
+
+
 def _settings(given: dict) -> Settings:
     """The run's settings, checked, and the database checked free, before Prefect starts."""
     from lessonweaver import pipeline, store
@@ -66,11 +84,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.no_prefect:
         from lessonweaver import pipeline
 
-        local_logging(args.quiet)
-        run = pipeline.run_local(settings)
+        with watched(args.quiet, in_process=True):
+            run = pipeline.run_local(settings)
     else:
         prefect_defaults(args.quiet)
-        run = load_flow(NIGHTLY_FLOW)(**given)
+        nightly = load_flow(NIGHTLY_FLOW)  # Prefect sets up its loggers as it loads: the bar joins them after
+        with watched(args.quiet, in_process=False):
+            run = nightly(**given)
     print(format_summary(run, STATUSES, "in-process" if args.no_prefect else "in the flow"))
     return 0
 

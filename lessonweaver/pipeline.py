@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from lessonweaver import adapters, audit, detectors, discover, fingerprint, forget, lessons, privacy, render, store
+from lessonweaver import adapters, audit, detectors, discover, fingerprint, forget, lessons, privacy, progress, render, store
 from lessonweaver.batch import BatchResult, run_batch, split_traces
 from lessonweaver.config import Settings, batch_memory_limit, memory_bytes, parse_night
 from lessonweaver.crashpoints import reached
@@ -115,9 +115,13 @@ def stage(files: list[discover.InputFile], settings: Settings, folder: str, know
         log.warning("batch %s ran out of its share of the memory limit (%s) and was staged again with all of it "
                     "(%s); for very large traces, run with fewer --workers", label, batch_memory_limit(settings),
                     settings.memory_limit)
-    megabytes = sum((f.end - f.start) if f.is_part else f.size for f in files) / 1e6
-    log.info("batch %s staged: %d file(s), %.1f MB", label, len(files), megabytes)
+    size = _bytes(files)
+    log.info("batch %s staged: %d file(s), %.1f MB", label, len(files), size / 1e6, extra=progress.note(staged_bytes=size))
     return result
+
+
+def _bytes(files: list[discover.InputFile]) -> int:
+    return sum((f.end - f.start) if f.is_part else f.size for f in files)
 
 
 def load_and_weave(settings: Settings, folders: list[str], run: RunSummary, merged: str | None = None) -> RunSummary:
@@ -295,7 +299,8 @@ def execute(settings: Settings, steps: Steps, log: Log = LOG) -> RunSummary:
         run.files_seen, run.files_skipped = the_plan.files_seen, the_plan.files_skipped
         run.files_unread, run.unread_examples = len(the_plan.unread), list(the_plan.unread[:UNREAD_SHOWN])
         log.info("%d file(s) found, %d unchanged since an earlier run, %d batch(es) to stage",
-                 the_plan.files_seen, the_plan.files_skipped, len(the_plan.batches))
+                 the_plan.files_seen, the_plan.files_skipped, len(the_plan.batches),
+                 extra=progress.note(len(the_plan.batches), sum(_bytes(b) for b in the_plan.batches)))
         quiet = None if the_plan.batches else nothing_new(settings, run)
         if quiet:
             log.info("nothing new tonight: the lessons and reports in place stay as they are")
@@ -315,8 +320,10 @@ def execute(settings: Settings, steps: Steps, log: Log = LOG) -> RunSummary:
             merged = _merge_split_traces(settings, steps, the_plan, folders, workdir, log)
             if merged:
                 clock.lap("merge")
+            log.info("loading %d batch(es) and weaving lessons", len(folders), extra=progress.note(phase="loading"))
             run = steps.load(settings, folders, run, merged)
             clock.lap("load")
+            log.info("rendering and auditing the reports", extra=progress.note(phase="rendering"))
             run = steps.render(settings, run, folders + ([merged] if merged else []))
             clock.lap("render")
             if steps.publish:
