@@ -16,7 +16,9 @@
 WITH said AS (
     SELECT trace_id, event_id, seq, trim(sentence) AS sentence, lower(trim(sentence)) AS lowered FROM (
         SELECT trace_id, event_id, seq, unnest(string_split_regex(content, '[.!?;]+\s+|\n+')) AS sentence
-        FROM events WHERE type IN ('final_answer', 'assistant_message') AND content IS NOT NULL)
+        FROM events WHERE type IN ('final_answer', 'assistant_message') AND content IS NOT NULL
+          -- only texts with an action verb anywhere are split into sentences
+          AND regexp_matches(lower(content), '\b(' || lw_action_verbs() || ')\b'))
 ),
 -- Each claim in a sentence, in three shapes ("i have now updated", "has been updated", "i've fixed x and
 -- committed"); a claim ends with the verb it claims. Each pattern is a constant, compiled once per
@@ -53,7 +55,7 @@ calls AS (
     SELECT trace_id, seq, tool_name, status, success, lw_words(lw_call_args(metadata, extra, content)) AS arg_words,
            lw_tool_action(tool_name, lw_call_args(metadata, extra, content)) AS class,
            lead(seq) OVER (PARTITION BY trace_id, tool_name ORDER BY seq) AS next_call
-    FROM events WHERE type = 'tool_call'
+    FROM events WHERE type = 'tool_call' AND trace_id IN (SELECT trace_id FROM made)  -- only traces with a claim
 ),
 -- a call succeeded unless it, or the result that answered it (before the tool was called again), failed
 succeeded AS (
