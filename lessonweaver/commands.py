@@ -113,12 +113,14 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     if args.no_prefect:
         from lessonweaver import pipeline
 
-        local_logging(args.quiet)
-        runs = [pipeline.run_local(replace(settings, paths=(folder,), night=night.isoformat()))
-                for night, folder in nights]
+        with watched(args.quiet, in_process=True):
+            runs = [pipeline.run_local(replace(settings, paths=(folder,), night=night.isoformat()))
+                    for night, folder in nights]
     else:
         prefect_defaults(args.quiet)
-        runs = load_flow(BACKFILL_FLOW)(root=args.root, start=args.start, end=args.end, **given)
+        backfill = load_flow(BACKFILL_FLOW)
+        with watched(args.quiet, in_process=False):
+            runs = backfill(root=args.root, start=args.start, end=args.end, **given)
     for run in runs:
         print(_night_line(run))
     print(f"backfill:   {len(runs)} night(s), {nights[0][0]} to {nights[-1][0]}")

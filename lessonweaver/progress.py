@@ -40,9 +40,9 @@ class _Bar(logging.Handler):
             self.progress.console.print(self.format(record), markup=False, highlight=False)
 
     def _move(self, moved: dict[str, Any]) -> None:
-        if moved["batches"] is not None:
-            self.batches[1], self.megabytes[1] = moved["batches"], (moved["bytes"] or 0) / 1e6
-            self.progress.update(self.task, total=max(1, moved["bytes"] or 0), description="staging")
+        if moved["batches"] is not None:  # a run's plan (a backfill makes one per night): start again
+            self.batches, self.megabytes = [0, moved["batches"]], [0.0, (moved["bytes"] or 0) / 1e6]
+            self.progress.reset(self.task, total=max(1, moved["bytes"] or 0), description="staging")
         if moved["staged"] is not None:
             self.batches[0] += 1
             self.megabytes[0] += moved["staged"] / 1e6
