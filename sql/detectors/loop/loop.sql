@@ -12,17 +12,22 @@ WITH calls AS (
            lead(seq) OVER (PARTITION BY trace_id, tool_name ORDER BY seq) AS next_call
     FROM events WHERE type = 'tool_call' AND tool_name IS NOT NULL
 ),
+-- only calls made again with the same arguments can make a finding: the rest need no outcome
+again AS (
+    SELECT *, md5(args) AS same FROM calls
+    QUALIFY count(*) OVER (PARTITION BY trace_id, tool_name, md5(args)) >= 2
+),
 outcomes AS (
     SELECT c.*, lw_failed(c.status, c.success) OR EXISTS (
                SELECT 1 FROM events r
                WHERE r.trace_id = c.trace_id AND r.tool_name = c.tool_name AND r.type IN ('tool_result', 'error')
                  AND r.seq > c.seq AND r.seq < coalesce(c.next_call, 2147483647) AND lw_failed(r.status, r.success)) AS failed
-    FROM calls c
+    FROM again c
 ),
 repeated AS (
-    SELECT trace_id, tool_name, md5(args) AS same, any_value(args) AS args, count(*) AS n,
+    SELECT trace_id, tool_name, same, any_value(args) AS args, count(*) AS n,
            count(*) FILTER (WHERE failed) AS failures, arg_min(event_id, seq) AS first_event, min(seq) AS first_seq
-    FROM outcomes GROUP BY trace_id, tool_name, md5(args)
+    FROM outcomes GROUP BY trace_id, tool_name, same
 )
 SELECT trace_id, first_event AS event_id, first_seq AS seq,
        CASE WHEN failures >= 2 THEN tool_name || ' failed ' || failures || ' times with the same arguments'

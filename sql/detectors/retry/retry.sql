@@ -26,7 +26,7 @@ explicit AS (
 episodes AS (
     SELECT trace_id, seq, tool_name,
            count(*) FILTER (WHERE lw_succeeded(status, success)) OVER (PARTITION BY trace_id, tool_name ORDER BY seq) AS episode
-    FROM events WHERE tool_name IS NOT NULL
+    FROM events WHERE tool_name IS NOT NULL AND trace_id IN (SELECT trace_id FROM failures WHERE tool_name IS NOT NULL)
 ),
 retried AS (
     -- the next call of the failed tool; a failed call and its failed result retried once count once
