@@ -5,15 +5,18 @@ patterns and validators as the screen, and looks for any quarantined trace's id 
 Findings are reported masked (kind, place, the first characters and a length), never in full.
 """
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import ahocorasick
 import duckdb
+import polars as pl
 
 from lessonweaver import patterns, privacy
 from lessonweaver.queries import execute
 
+AUDIT_CHUNK = 32 << 20  # bytes of report lines searched at once
 MIN_ID_LENGTH = 6  # shorter quarantined ids are not searched for in output files: they match by chance
 
 
@@ -106,33 +109,50 @@ def _find_rows(con: duckdb.DuckDBPyConnection, tables: dict[str, list[str]], run
     con.execute("DROP TABLE scan_texts; DROP TABLE scan_hits")
 
 
-def audit_files(con: duckdb.DuckDBPyConnection, files: list[str]) -> list[Finding]:
-    """Scan rendered outputs (text files) for secrets, PII and quarantined trace ids."""
-    if not files:
-        return []
-    # Line by line: the prefilter then picks the few lines worth a closer look, not whole files, and each
-    # pattern searches only those (whole reports as one text each took 46 s for 400 MB of reports).
-    privacy.find(con, "SELECT filename AS place, unnest(string_split(content, chr(10))) AS text FROM read_text(?)",
-                 ("place",), [files])
-    findings = [Finding(p, k, mask(h), h) for p, k, h in _hits(con)]
-    # Every quarantined id against every file at once (Aho-Corasick): the time follows the reports' size,
-    # not their size times the number of quarantined traces, which grows night after night.
-    # A session file is named after its session (Claude Code, Codex), and reports name the files whose
-    # records were kept out: such an id shows as part of its file's name, which is no content. The
-    # database audit still finds it wherever content lives (lessons' example traces included).
+def _report_chunks(files: list[str]) -> Iterator[tuple[str, list[str]]]:
+    """Each report's lines, AUDIT_CHUNK bytes at a time, so memory stays flat however large the reports.
+    Python splits them: DuckDB's string_split of a 100 MB text in one row takes seconds, this a fraction."""
+    for path in sorted(files):
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            while lines := handle.readlines(AUDIT_CHUNK):
+                yield path, lines
+
+
+def _quarantined_ids(con: duckdb.DuckDBPyConnection) -> "ahocorasick.Automaton | None":
+    """Every quarantined id at once (Aho-Corasick): the time follows the reports' size, not their size times
+    the number of quarantined traces, which grows night after night. A session file is named after its
+    session (Claude Code, Codex), and reports name the files whose records were kept out: such an id shows
+    as part of its file's name, which is no content. The database audit still finds it wherever content
+    lives (lessons' example traces included)."""
     ids = [r[0] for r in con.execute(
         "SELECT DISTINCT trace_id FROM quarantine WHERE length(trace_id) >= ? "
         "EXCEPT SELECT trace_id FROM quarantine WHERE contains(file, trace_id)", [MIN_ID_LENGTH]).fetchall()]
-    if ids:
-        automaton = ahocorasick.Automaton()
-        for trace_id in ids:
-            automaton.add_word(trace_id, trace_id)
-        automaton.make_automaton()
-        for path in sorted(files):
-            text = Path(path).read_text(encoding="utf-8", errors="replace")
-            findings += [Finding(path, "quarantined trace id", mask(t), t)
-                         for t in sorted({v for _, v in automaton.iter(text)})]
-    return findings
+    if not ids:
+        return None
+    automaton = ahocorasick.Automaton()
+    for trace_id in ids:
+        automaton.add_word(trace_id, trace_id)
+    automaton.make_automaton()
+    return automaton
+
+
+def audit_files(con: duckdb.DuckDBPyConnection, files: list[str]) -> list[Finding]:
+    """Scan rendered outputs (text files) for secrets, PII and quarantined trace ids.
+
+    Line by line: the prefilter then picks the few lines worth a closer look, not whole files, and each
+    pattern searches only those (whole reports as one text each took 46 s for 400 MB of reports)."""
+    automaton = _quarantined_ids(con)
+    found: dict[tuple[str, str, str], Finding] = {}  # a hit in two chunks of a file is one finding
+    for path, lines in _report_chunks(files):
+        con.register("report_lines", pl.DataFrame({"text": lines}).select(
+            pl.lit(path).alias("place"), pl.col("text").str.strip_chars_end("\n")))
+        privacy.find(con, "SELECT place, text FROM report_lines", ("place",))
+        con.unregister("report_lines")
+        found.update(((p, k, h), Finding(p, k, mask(h), h)) for p, k, h in _hits(con))
+        if automaton is not None:
+            found.update(((path, "quarantined trace id", t), Finding(path, "quarantined trace id", mask(t), t))
+                         for _, t in automaton.iter("".join(lines)))
+    return [found[key] for key in sorted(found)]
 
 
 def outputs(folder: str) -> list[str]:
