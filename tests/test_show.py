@@ -1,7 +1,7 @@
 """`lessonweaver show TRACE_ID`: a trace's timeline in the terminal, with each detection marked at the
 event it points to, on a database the real CLI made from the demo data and a few traces of our own (a
 long one with a correction late in it and a URL and path in that correction; two ids where one starts the
-other)."""
+other). The same timelines, capped, are in the HTML report (tests/test_html.py looks at them in Chromium)."""
 
 import re
 import shutil
@@ -129,3 +129,19 @@ def test_show_as_a_command(demo: Path, tmp_path: Path):
         done = run(*argv)
         assert done.returncode == 2 and done.stdout == "" and len(done.stderr.splitlines()) == 1, done.stderr
     assert "no database at" in done.stderr
+
+
+def test_the_report_timeline_of_a_long_trace_keeps_its_detection_and_says_what_it_left_out(demo: Path):
+    from lessonweaver.render import TIMELINE_EVENTS
+
+    html = (demo.parent / "reports" / "lessons.html").read_text(encoding="utf-8")
+    block = html[html.index('<details class="timeline" id="trace-long-0001">'):]
+    block = block[:block.index("</details>")]
+    seqs = [int(s) for s in re.findall(r'<span class="seq">(\d+)</span>', block)]
+    assert len(seqs) == TIMELINE_EVENTS and seqs == sorted(seqs)
+    assert {68, 69, 70, 71, 72} <= set(seqs)  # the corrected event and two either side
+    assert re.search(r'<li class="event flagged"><span class="seq">70</span>', block)
+    gaps = [int(n) for n in re.findall(r'<li class="gap">… (\d+) events? left out</li>', block)]
+    assert sum(gaps) == LONG - TIMELINE_EVENTS
+    assert f"{LONG - TIMELINE_EVENTS} of {LONG} events left out here" in block
+    assert "&lt;URL&gt;" in block and "ci.example.com" not in html
