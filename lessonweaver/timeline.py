@@ -35,7 +35,7 @@ class Mark:
 class Event:
     seq: int
     when: str  # its time as the timeline shows it ('' when it has none)
-    type: str
+    type: str  # canonical; an unknown type with the type as written: `unknown (planner_note)`
     status: str
     content: str  # scrubbed, on one line, cut to the timeline's width
     marks: tuple[Mark, ...]
@@ -124,11 +124,12 @@ def _timeline(head: tuple, rows: list[tuple], marks: list[Mark], width: int) -> 
         at.setdefault(mark.seq, []).append(mark)
     events = tuple(
         Event(seq, "" if ts is None else ts.strftime("%H:%M:%S" if one_day else "%m-%d %H:%M:%S"),
-              kind or "", _line(status, 24), _line(_with_tool(tool, content), width), tuple(at.pop(seq, ())))
-        for _, seq, ts, kind, status, tool, content, _ in rows)
+              f"unknown ({_line(raw, 40)})" if kind == "unknown" and raw else kind or "", _line(status, 24),
+              _line(_with_tool(tool, content), width), tuple(at.pop(seq, ())))
+        for _, seq, ts, kind, raw, status, tool, content, _ in rows)
     others = tuple(m for seq in sorted(at, key=lambda s: -1 if s is None else s) for m in at[seq])
     return Timeline(trace_id, _line(source, 80), _line(task, 200), _line(outcome, 80),
-                    started_at or (min(times) if times else None), rows[0][7] if rows else 0, events, others)
+                    started_at or (min(times) if times else None), rows[0][8] if rows else 0, events, others)
 
 
 def _with_tool(tool: str | None, content: str | None) -> str:
