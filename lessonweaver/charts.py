@@ -8,16 +8,24 @@ audit that scans every report.
 """
 
 import datetime as dt
+import hashlib
 import html
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-# Tableau 10: distinct, colour-blind-friendly enough, and calm next to text.
-PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
-           "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac")
+# Twenty colours that stand apart and read on white. A detector's colour comes from its id (colour()),
+# so it is the same in every report, whatever else was found that night.
+PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
+           "#9c755f", "#bab0ac", "#1d3557", "#17becf", "#8c2d04", "#6a3d9a", "#e7298a", "#a6d854",
+           "#bcbd22", "#0b6e4f", "#525252", "#a6cee3")
+# Hashed before each id: of the first sixty salts (lessonweaver-0:, -1:, ...) under which the fifteen shipped
+# detectors get fifteen different colours, the one whose closest two differ most (CIELAB). A detector
+# of one's own may share a colour with another.
+COLOUR_SALT = "lessonweaver-50532:"
 INK, MUTED, GRID = "#1f2933", "#616e7c", "#e4e7eb"
 FONT = "font-family=\"system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif\""
+MAX_BAR = 56  # a bar is never wider than this: one night is one bar, not the whole plot
 
 
 def _esc(value: object) -> str:
@@ -28,9 +36,17 @@ def _n(x: float) -> str:
     return f"{x:.1f}"
 
 
-def colours(labels: Sequence[str]) -> dict[str, str]:
-    """A colour per label, assigned in sorted order so a detector keeps its colour from night to night."""
-    return {label: PALETTE[i % len(PALETTE)] for i, label in enumerate(sorted(set(labels)))}
+def colour(label: str) -> str:
+    """The colour of a detector (or any label): a stable hash of its id into PALETTE, never its rank, so
+    a detector looks the same in every report. Two ids may share a colour; legends and titles name them."""
+    digest = hashlib.sha256((COLOUR_SALT + label).encode("utf-8")).digest()
+    return PALETTE[int.from_bytes(digest[:4], "big") % len(PALETTE)]
+
+
+def swatch(label: str) -> str:
+    """A small square of the label's colour, to put beside its name in text."""
+    return (f'<svg class="swatch" viewBox="0 0 10 10" width="10" height="10" aria-hidden="true">'
+            f'<rect width="10.0" height="10.0" rx="2.0" fill="{colour(label)}"/></svg>')
 
 
 def nice_ticks(top: float, count: int = 4) -> list[int]:
@@ -64,32 +80,38 @@ class _Plot:
 
 
 def bar_chart(series: Mapping[str, Sequence[int]], nights: Sequence[object], *,
-              width: int = 760, height: int = 240, title: str = "Detections per detector per night") -> str:
-    """Stacked bars: one bar per night, one segment per detector, with axes, axis titles and a legend.
+              width: int = 760, height: int = 240, title: str = "Detections per detector per night",
+              css: str = "") -> str:
+    """Stacked bars: one bar per night, one segment per detector, with axes and axis titles; its legend
+    is `legend`, in HTML, so that it reflows on a phone instead of shrinking with the plot.
 
-    `series` maps a label to its counts, aligned with `nights`; legend and stacking follow its order.
-    Hovering a segment shows its detector, night and count (an SVG <title>: no script needed)."""
+    `series` maps a label to its counts, aligned with `nights` (the nights to show, in order: those with
+    a run, not every day of a fixed window); stacking follows its order. Hovering a segment shows its
+    detector, night and count (an SVG <title>: no script needed). `css` adds classes to the <svg>."""
     labels = list(series)
     left, right, top, bottom = 46, 12, 14, 44
     totals = [sum(series[label][i] for label in labels) for i in range(len(nights))]
     ticks = nice_ticks(max(totals, default=0))
     plot_h = height - top - bottom
     plot = _Plot(left, top, width - left - right, plot_h, plot_h / ticks[-1])
-    legend_cols = max(1, plot.width // 180)
-    total_h = height + 8 + math.ceil(len(labels) / legend_cols) * 20
-    out = [f'<svg class="chart" role="img" viewBox="0 0 {width} {total_h}" width="100%" '
-           f'preserveAspectRatio="xMinYMin meet" {FONT} font-size="11" aria-label="{_esc(title)}">',
+    out = [f'<svg class="{_esc(" ".join(["chart", css]).strip())}" role="img" viewBox="0 0 {width} {height}" width="100%" '
+           f'preserveAspectRatio="xMinYMin meet" {FONT} font-size="12" aria-label="{_esc(title)}">',
            f'<title>{_esc(title)}</title>']
     out += _y_axis(plot, ticks, width - right)
-    colour = colours(labels)
-    out += _bars(plot, series, nights, colour)
+    out += _bars(plot, series, nights)
     out += _x_axis(plot, nights)
     if not any(totals):
         out.append(f'<text x="{_n(plot.left + plot.width / 2)}" y="{_n(plot.top + plot.height / 2)}" '
                    f'text-anchor="middle" fill="{MUTED}">no detections in these nights</text>')
-    out += _legend(series, colour, plot.left, height + 8, legend_cols)
     out.append("</svg>")
     return "".join(out)
+
+
+def legend(series: Mapping[str, Sequence[int]]) -> str:
+    """The chart's legend as an HTML list: a swatch, the label and its total per series, in its order."""
+    items = "".join(f'<li class="legend-item">{swatch(label)}<code>{_esc(label)}</code> '
+                    f'<span class="total">{sum(counts)}</span></li>' for label, counts in series.items())
+    return f'<ul class="legend">{items}</ul>'
 
 
 def _y_axis(plot: _Plot, ticks: list[int], right_edge: int) -> list[str]:
@@ -105,12 +127,12 @@ def _y_axis(plot: _Plot, ticks: list[int], right_edge: int) -> list[str]:
     return out
 
 
-def _bars(plot: _Plot, series: Mapping[str, Sequence[int]], nights: Sequence[object],
-          colour: dict[str, str]) -> list[str]:
-    """A bar per night, its segments stacked from the bottom in the order of `series`."""
+def _bars(plot: _Plot, series: Mapping[str, Sequence[int]], nights: Sequence[object]) -> list[str]:
+    """A bar per night, its segments stacked from the bottom in the order of `series`, each edged in
+    white so two detectors of one colour still show as two."""
     out = []
     slot = plot.width / max(len(nights), 1)
-    bar = max(slot * 0.7, 1.0)
+    bar = min(max(slot * 0.7, 1.0), MAX_BAR)
     for i, night in enumerate(nights):
         x = plot.left + i * slot + (slot - bar) / 2
         y = plot.bottom
@@ -120,35 +142,23 @@ def _bars(plot: _Plot, series: Mapping[str, Sequence[int]], nights: Sequence[obj
                 continue
             h = count * plot.scale
             y -= h
-            out.append(f'<rect x="{_n(x)}" y="{_n(y)}" width="{_n(bar)}" height="{_n(h)}" fill="{colour[label]}">'
+            out.append(f'<rect x="{_n(x)}" y="{_n(y)}" width="{_n(bar)}" height="{_n(h)}" fill="{colour(label)}" '
+                       f'stroke="#ffffff" stroke-width="0.8">'
                        f'<title>{_esc(label)}, {_esc(night)}: {count}</title></rect>')
     return out
 
 
 def _x_axis(plot: _Plot, nights: Sequence[object]) -> list[str]:
-    """Night labels, at most about ten and always the last night, and the axis title."""
+    """Night labels, one per 64 pixels at most and always the last night, and the axis title."""
     out = []
     slot = plot.width / max(len(nights), 1)
-    step = max(1, math.ceil(len(nights) / 10))
+    step = max(1, math.ceil(len(nights) / max(2, plot.width // 64)))
     for i in sorted(range(len(nights) - 1, -1, -step)):
         x = plot.left + i * slot + slot / 2
         out.append(f'<text x="{_n(x)}" y="{_n(plot.bottom + 15)}" text-anchor="middle" fill="{MUTED}">'
                    f'{_esc(_night_label(nights[i]))}</text>')
     out.append(f'<text x="{_n(plot.left + plot.width / 2)}" y="{_n(plot.bottom + 34)}" text-anchor="middle" '
                f'fill="{INK}">night (UTC)</text>')
-    return out
-
-
-def _legend(series: Mapping[str, Sequence[int]], colour: dict[str, str], left: int, top: int,
-            columns: int) -> list[str]:
-    """A swatch, label and total per series, in `columns` columns of 180 pixels."""
-    out = []
-    for k, (label, counts) in enumerate(series.items()):
-        x = left + (k % columns) * 180
-        y = top + (k // columns) * 20
-        out.append(f'<g class="legend-item"><rect x="{_n(x)}" y="{_n(y)}" width="12.0" height="12.0" rx="2.0" '
-                   f'fill="{colour[label]}"/><text x="{_n(x + 18)}" y="{_n(y + 10)}" fill="{INK}">'
-                   f'{_esc(label)} <tspan fill="{MUTED}">({sum(counts)})</tspan></text></g>')
     return out
 
 

@@ -111,6 +111,11 @@ def parser() -> argparse.ArgumentParser:
     _export_parser(sub, db_option)
 
     _sql_parser(sub, db_option)
+    show = sub.add_parser("show", parents=[db_option], help="a trace's timeline, with its detections marked",
+                          description="One line per event of a trace, in order (time, type, status, the start "
+                                      "of its content), each detection marked at the event it points to.")
+    show.add_argument("trace_id", metavar="TRACE_ID", help="a trace id, or a unique start of one")
+    show.set_defaults(func=commands.cmd_show)
     _detectors_parser(sub)
     _forget_parser(sub, db_option)
     return p

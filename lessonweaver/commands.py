@@ -328,3 +328,12 @@ def cmd_sql(args: argparse.Namespace) -> int:
     from lessonweaver import explore
 
     return explore.main(args.db, args.query, args.file, args.format, args.max_width)
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from lessonweaver import explore, timeline
+
+    with explore.read_only(args.db) as con:
+        (found,) = timeline.timelines(con, [timeline.resolve(con, args.trace_id)])
+    print("\n".join(timeline.text(found)))
+    return 0

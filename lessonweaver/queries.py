@@ -1,4 +1,4 @@
-"""The engine's SQL files (sql/stage, sql/load, sql/weave, sql/audit), read once and run by name.
+"""The engine's SQL files (sql/stage, load, weave, audit, forget, timeline), read once and run by name.
 
 A file may hold several statements. DuckDB binds parameters only in the last statement of a text, so
 `execute` runs the statements one by one, each with the named parameters (`$name`) it uses.

@@ -14,7 +14,9 @@ import re
 import secrets
 import shutil
 import stat
+from collections import Counter
 from collections.abc import Iterable
+from itertools import zip_longest
 from pathlib import Path
 from typing import Any
 
@@ -22,38 +24,14 @@ import duckdb
 import jinja2
 from markupsafe import Markup
 
-from lessonweaver import charts
+from lessonweaver import charts, timeline
+from lessonweaver.detectors import SEVERITIES
 from lessonweaver.lessons import STATUSES
 from lessonweaver.resources import resource_dir
+from lessonweaver.scrub import scrub
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>!|#~{}()])")
 _AUTOLINK = re.compile(r"(?i)\b(?:(h)tt(ps?:)|(f)t(p:)|(www)\.)")
-
-# What an exception text or traceback may carry that a report must not repeat verbatim.
-_TRACEBACK = re.compile(r"(?s)Traceback \(most recent call last\):.*")
-_HOST_HINT = re.compile(r"(?i)\.(?:com|net|org|io|dev|cloud|internal|local|lan|corp|svc|cluster)\b")
-# (a cheap test that the pattern may match at all, the pattern, its mask): most text has no URL, path or
-# host, and the tests cost a tenth of the patterns (46 MB of lesson text: 0.3 s against 9 s).
-_SCRUB = (
-    (lambda t: "://" in t, re.compile(r"(?i)\b[a-z][a-z0-9+.\-]*://[^\s'\"<>]+"), "<URL>"),
-    (lambda t: "/" in t or "\\" in t,
-     re.compile(r"(?<![\w.])(?:[A-Za-z]:\\|~?/)(?:[\w.\-]+[/\\])+[\w.\-]*"), "<PATH>"),
-    (_HOST_HINT.search, re.compile(
-        r"(?i)\b(?:[a-z0-9](?:[a-z0-9\-]{0,61}[a-z0-9])?\.)+(?:com|net|org|io|dev|cloud|internal|local|lan|corp|svc|cluster)\b"),
-     "<HOST>"),
-    (lambda t: True, re.compile(r"\b[0-9a-fA-F]{32,}\b|\b[A-Za-z0-9+/_\-]{40,}={0,2}"), "<TOKEN>"),
-)
-
-
-def scrub(value: Any) -> str:
-    """Report text with tracebacks cut and URLs, paths, host names and token-like strings masked."""
-    text = str(value if value is not None else "")
-    if "Traceback (most recent call last):" in text:
-        text = _TRACEBACK.sub("(traceback withheld)", text)
-    for may_match, pattern, mask in _SCRUB:
-        if may_match(text):
-            text = pattern.sub(mask, text)
-    return text
 
 
 def oneline(value: Any) -> str:
@@ -103,6 +81,7 @@ def environment(templates: str | None = None) -> jinja2.Environment:
     env.filters["oneline"] = oneline
     env.filters["when"] = lambda v: str(v or "")[:16].replace("T", " ")
     env.filters["json"] = lambda v: json.dumps(v, ensure_ascii=False, sort_keys=True)
+    env.filters["swatch"] = lambda v: Markup(charts.swatch(str(v)))
     return env
 
 
@@ -155,7 +134,8 @@ def context(con: duckdb.DuckDBPyConnection, run: dict[str, Any], tenant: str | N
                    (SELECT count(*) FROM detections) AS detections, (SELECT count(*) FROM lessons) AS lessons,
                    (SELECT count(DISTINCT trace_id) FROM quarantine) AS quarantined,
                    (SELECT count(*) FROM rejects) AS rejected""")[0],
-        **history(con, run, [lesson["lesson_id"] for lesson in shown], tenant),
+        **history(con, run, shown, tenant),
+        **navigation(con, shown),
     }
 
 
@@ -163,56 +143,116 @@ def context(con: duckdb.DuckDBPyConnection, run: dict[str, Any], tenant: str | N
 # 90,000 cards (a corpus of many tenants and tasks makes that many). lessons.jsonl, `lessonweaver review`
 # and the database hold them all.
 REPORT_LESSONS = 200
-TREND_NIGHTS = 14  # nights in a lesson's sparkline, ending at the run's night
-CHART_NIGHTS = 30  # nights in the detections-per-detector chart
+TREND_NIGHTS = 14  # nights in a lesson's sparkline: the last nights with a run, up to the report's night
+CHART_NIGHTS = 30  # nights in the detections-per-detector chart, counted the same way
+MIN_TREND_NIGHTS = 3  # fewer nights than this make no line worth drawing: no sparklines then
+# The HTML report holds the timelines of the example traces of the lessons it shows: of at most
+# REPORT_TIMELINES traces (the first example of each lesson before any second), each of at most
+# TIMELINE_EVENTS events (those detections point to, and their neighbours, first), an event's content cut
+# to TIMELINE_WIDTH characters: 7,200 events at most, about 260 bytes each (100,000 generated traces:
+# 300 timelines of 4,982 events added 1.3 MB to a 0.5 MB report). Reading them costs about one scan of
+# the events' content (1.5-3 s at 1.46M events on 2 cores).
+REPORT_TIMELINES = 300
+TIMELINE_EVENTS = 24
+TIMELINE_WIDTH = 160
 
 
-def history(con: duckdb.DuckDBPyConnection, run: dict[str, Any], lesson_ids: list[str],
+def nights(con: duckdb.DuckDBPyConnection, night: dt.date, count: int) -> list[dt.date]:
+    """The last `count` nights up to `night` that a run counted for (or that sightings hold), oldest
+    first, and `night` itself: a chart's time axis spans the nights that exist, not a fixed window."""
+    return [r[0] for r in con.execute("""
+        SELECT night FROM (SELECT night FROM sightings UNION SELECT night FROM runs UNION SELECT $night::DATE)
+        WHERE night <= $night::DATE ORDER BY night DESC LIMIT $count""",
+                                      {"night": night, "count": count}).fetchall()][::-1]
+
+
+def history(con: duckdb.DuckDBPyConnection, run: dict[str, Any], shown: list[dict[str, Any]],
             tenant: str | None = None) -> dict[str, Any]:
     """Per-night counts from `sightings` for the HTML report, and the charts drawn from them.
 
-    `trends` maps each of `lesson_ids` (the lessons the report shows) to its last TREND_NIGHTS nights ({night, occurrences}, zero-filled,
-    ending at the run's night); `detector_nights` holds detections per detector per night over the last
-    CHART_NIGHTS nights. They sit beside the lesson rows, not in them, so lessons.jsonl keeps the
-    lessons table's fields. The SVGs are built by `charts`, which escapes every label itself."""
+    `trends` maps each lesson of `shown` to its counts over the last TREND_NIGHTS nights with a run
+    ({night, occurrences}, zero-filled, ending at the run's night); `detector_nights` holds detections per
+    detector over the last CHART_NIGHTS such nights. They sit beside the lesson rows, not in them, so
+    lessons.jsonl keeps the lessons table's fields. Sparklines are drawn only when there are
+    MIN_TREND_NIGHTS nights or more, in the colour of the lesson's detector. The SVGs are built by
+    `charts`, which escapes every label itself."""
     given = run.get("night")
     night = con.execute("SELECT coalesce(try_cast(?::VARCHAR AS DATE), (SELECT max(night) FROM sightings), current_date)",
                         [None if given is None else str(given)]).fetchall()[0][0]
-    window = """
-        WITH days AS (SELECT unnest(generate_series($night::DATE - ($days - 1)::INTEGER, $night::DATE,
-                                                     INTERVAL 1 DAY))::DATE AS night),
-             shown AS (SELECT lesson_id FROM lessons WHERE $tenant::VARCHAR IS NULL OR tenant = $tenant::VARCHAR),
-             seen AS (SELECT s.* FROM sightings s
-                      WHERE s.night BETWEEN $night::DATE - ($days - 1)::INTEGER AND $night::DATE
-                        AND ($tenant::VARCHAR IS NULL OR s.lesson_id IN (SELECT lesson_id FROM shown)))
-    """
-    per_lesson = con.execute(window + """
-        , counts AS (SELECT lesson_id, night, sum(occurrences) AS n FROM seen WHERE lesson_id IS NOT NULL GROUP BY ALL)
-        SELECT l.lesson_id, list(coalesce(c.n, 0)::BIGINT ORDER BY d.night)
-        FROM (SELECT unnest($ids::VARCHAR[]) AS lesson_id) l CROSS JOIN days d
-        LEFT JOIN counts c ON c.lesson_id = l.lesson_id AND c.night = d.night
-        GROUP BY l.lesson_id""", {"night": night, "days": TREND_NIGHTS, "tenant": tenant, "ids": lesson_ids}).fetchall()
-    per_detector = con.execute(window + """
-        , counts AS (SELECT detector, night, sum(occurrences) AS n FROM seen GROUP BY ALL)
-        SELECT k.detector, list(coalesce(c.n, 0)::BIGINT ORDER BY d.night), sum(coalesce(c.n, 0))::BIGINT AS total
-        FROM (SELECT DISTINCT detector FROM counts) k CROSS JOIN days d
-        LEFT JOIN counts c ON c.detector = k.detector AND c.night = d.night
-        GROUP BY k.detector ORDER BY total DESC, k.detector""",
-                                 {"night": night, "days": CHART_NIGHTS, "tenant": tenant}).fetchall()
-    trend_nights, chart_nights = (
-        [(night - dt.timedelta(days=back)).isoformat() for back in range(days - 1, -1, -1)]
-        for days in (TREND_NIGHTS, CHART_NIGHTS))
-    series = {detector: counts for detector, counts, _ in per_detector}
+    trend_nights, chart_nights = nights(con, night, TREND_NIGHTS), nights(con, night, CHART_NIGHTS)
+    trends = _counts(con.execute("""
+        SELECT lesson_id, night, sum(occurrences) FROM sightings
+        WHERE night BETWEEN ? AND ? AND lesson_id IN (SELECT unnest(?::VARCHAR[])) GROUP BY ALL""",
+                                 [trend_nights[0], night, [lesson["lesson_id"] for lesson in shown]]).fetchall(),
+                     trend_nights)
+    series = _counts(con.execute("""
+        SELECT detector, night, sum(occurrences) FROM sightings
+        WHERE night BETWEEN $first AND $night
+          AND ($tenant::VARCHAR IS NULL OR lesson_id IN (SELECT lesson_id FROM lessons WHERE tenant = $tenant::VARCHAR))
+        GROUP BY ALL""", {"first": chart_nights[0], "night": night, "tenant": tenant}).fetchall(), chart_nights)
+    series = dict(sorted(series.items(), key=lambda kv: (-sum(kv[1]), kv[0])))
+    trend_labels = [n.isoformat() for n in trend_nights]
+    detector_of = {lesson["lesson_id"]: lesson["detector"] for lesson in shown}
     return {
         "night": night.isoformat(),
-        "trend_nights": trend_nights,
-        "trends": {lid: [{"night": n, "occurrences": c} for n, c in zip(trend_nights, counts)]
-                   for lid, counts in per_lesson},
-        "sparklines": {lid: Markup(charts.sparkline(counts, trend_nights)) for lid, counts in per_lesson},
-        "detector_nights": {"nights": chart_nights,
-                            "series": [{"detector": d, "counts": c, "total": t} for d, c, t in per_detector]},
-        "detector_chart": Markup(charts.bar_chart(series, chart_nights)),
+        "trend_nights": trend_labels,
+        "trends": {lid: [{"night": n, "occurrences": trends.get(lid, [0] * len(trend_nights))[i]}
+                         for i, n in enumerate(trend_labels)] for lid in detector_of},
+        "sparklines": {lid: Markup(charts.sparkline(trends.get(lid, [0] * len(trend_nights)), trend_labels,
+                                                    colour=charts.colour(detector)))
+                       for lid, detector in detector_of.items()} if len(trend_nights) >= MIN_TREND_NIGHTS else {},
+        "detector_nights": {"nights": [n.isoformat() for n in chart_nights],
+                            "series": [{"detector": d, "counts": c, "total": sum(c)} for d, c in series.items()]},
+        # drawn twice: for a page as wide as a laptop's, and for a phone's (the page's CSS shows one)
+        "detector_chart": Markup(charts.bar_chart(series, [n.isoformat() for n in chart_nights], css="wide")
+                                 + charts.bar_chart(series, [n.isoformat() for n in chart_nights], css="narrow",
+                                                    width=380, height=260)),
+        "detector_legend": Markup(charts.legend(series)),
     }
+
+
+def _counts(found: list[tuple[str, dt.date, int]], nights: list[dt.date]) -> dict[str, list[int]]:
+    """(key, night, count) rows as a count per night of `nights` for each key, zero where none."""
+    where = {night: i for i, night in enumerate(nights)}
+    out: dict[str, list[int]] = {}
+    for key, night, count in found:
+        if key is not None and night in where:
+            out.setdefault(key, [0] * len(nights))[where[night]] += int(count)
+    return out
+
+
+def navigation(con: duckdb.DuckDBPyConnection, shown: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the HTML report needs to be browsed: its filters, each lesson's filter classes, and the
+    timelines of the example traces of the lessons shown (see REPORT_TIMELINES), with the element id each
+    is found at and how many example traces there are in all."""
+    groups, classes = filters(shown)
+    rounds = zip_longest(*(lesson.get("example_trace_ids") or [] for lesson in shown))
+    examples = list(dict.fromkeys(t for traces in rounds for t in traces if t is not None))
+    found = timeline.timelines(con, examples[:REPORT_TIMELINES], limit=TIMELINE_EVENTS, width=TIMELINE_WIDTH)
+    return {"filters": groups, "filter_classes": classes, "timelines": found, "timeline_events": TIMELINE_EVENTS,
+            "trace_anchors": timeline.anchors([t.trace_id for t in found]), "examples": len(examples)}
+
+
+# The report's filters: (name, lesson field, prefix of its tokens, the order of its values).
+FILTERS = (("detector", "detector", "fd", ()), ("status", "status", "fs", STATUSES),
+           ("severity", "severity", "fv", tuple(reversed(SEVERITIES))))
+
+
+def filters(shown: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """The options of each filter (detector, status, severity) among the lessons shown, each with a
+    token (`fd0`, `fs2`, ...) that names its radio button and marks the lessons it keeps: the page's
+    CSS hides the others (`body:has(#fd0:checked) .lesson:not(.fd0)`), no script needed. Tokens, not
+    values, go into the CSS, so a detector's id is never CSS."""
+    groups, classes = [], {lesson["lesson_id"]: [] for lesson in shown}
+    for name, field, prefix, order in FILTERS:
+        counts = Counter(str(lesson[field] or "") for lesson in shown)
+        values = sorted(counts, key=lambda v: (order.index(v) if v in order else len(order), v))
+        options = [{"value": v, "token": f"{prefix}{i}", "count": counts[v]} for i, v in enumerate(values)]
+        token = {o["value"]: o["token"] for o in options}
+        for lesson in shown:
+            classes[lesson["lesson_id"]].append(token[str(lesson[field] or "")])
+        groups.append({"name": name, "options": options})
+    return groups, {lid: " ".join(tokens) for lid, tokens in classes.items()}
 
 
 def write_atomic(path: Path, text: str | Iterable[str], newline: str | None = None) -> None:

@@ -6,9 +6,16 @@ two files under new trace ids (their lessons come back: recurring and regressed)
 correction carries markup. Between nights 2 and 3 a reviewer rejects one lesson and edits another.
 Chromium then loads the report from disk: the DOM must hold the sections, the lessons in the right
 places, the charts, nothing that runs or loads, and the browser must log no console message at all
-(the page's Content-Security-Policy turns any attempt to load or run something into one).
+(the page's Content-Security-Policy turns any attempt to load or run something into one). The page is
+then used as a reader would: its filters clicked, its width measured at a laptop's and a phone's width,
+and screenshots taken.
+
+Chromium's windows are at least 500 pixels wide, so a phone's width is that of an iframe: a harness page
+(ours, in the test's folder) holds the report in an iframe of the width wanted and reports what a small
+script of the test measured in it. The report itself is never changed.
 """
 
+import html
 import json
 import os
 import re
@@ -24,12 +31,13 @@ import pytest
 from conftest import REPO
 from flows.nightly import nightly
 from lessonweaver import charts, render, review, store
+from lessonweaver.cli import main
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--host-resolver-rules=MAP * ~NOTFOUND")
-SECTIONS = ("summary", "new-lessons", "lessons", "resolved-lessons", "detector-chart", "kept-out")
+SECTIONS = ("summary", "find", "new-lessons", "lessons", "resolved-lessons", "detector-chart", "traces", "kept-out")
 HOSTILE = '<script>console.error("xss")</script><img src=x onerror="console.error(1)"> read the ticket first'
 
 
@@ -51,6 +59,41 @@ def browse(page: Path, profile: Path, *extra: str) -> tuple[str, list[str]]:
         capture_output=True, text=True, timeout=180)
     assert proc.returncode == 0, f"chromium exited with {proc.returncode}: {proc.stderr[-2000:]}"
     return proc.stdout, [line for line in proc.stderr.splitlines() if ":CONSOLE" in line]
+
+
+def probe(page: Path, folder: Path, width: int, script: str, height: int = 1600) -> dict:
+    """Load `page` in an iframe `width` pixels wide and return what `script` returned, as JSON: the body
+    of a function of `doc`, the report's document, run once the page has loaded. Chromium must log no
+    console message (the report's CSP would log any attempt to load or run something)."""
+    harness = folder / f"harness-{width}.html"
+    harness.write_text(
+        "<!DOCTYPE html><html><head><style>body{margin:0}iframe{border:0;display:block}</style></head><body>"
+        f'<iframe id="f" src="{page.as_uri()}" style="width:{width}px;height:{height}px"></iframe>'
+        "<script>window.addEventListener('load', () => {"
+        "const doc = document.getElementById('f').contentDocument;"
+        f"const result = (function (doc) {{ {script} }})(doc);"
+        "const out = document.createElement('pre'); out.id = 'probe'; out.textContent = JSON.stringify(result);"
+        "document.body.appendChild(out);});</script></body></html>", encoding="utf-8")
+    dom, console = browse(harness, folder / "profile", "--allow-file-access-from-files", "--hide-scrollbars",
+                          f"--window-size={max(width, 500)},{height}", "--virtual-time-budget=5000", "--dump-dom")
+    assert console == [], console
+    found = re.search(r'<pre id="probe">(.*?)</pre>', dom, re.S)
+    assert found, dom[-2000:]
+    return json.loads(html.unescape(found[1]))
+
+
+def screenshot(page: Path, folder: Path, width: int, height: int) -> bytes:
+    """A PNG of `page` at `width` x `height` pixels (in an iframe of that size, left-aligned in the window:
+    Chromium crops its screenshot to the window size asked for)."""
+    harness = folder / f"shot-{width}.html"
+    harness.write_text("<!DOCTYPE html><html><head><style>body{margin:0}iframe{border:0;display:block}</style></head>"
+                       f'<body><iframe src="{page.as_uri()}" style="width:{width}px;height:{height}px"></iframe></body></html>',
+                       encoding="utf-8")
+    shot = folder / f"report-{width}.png"
+    _, console = browse(harness, folder / "profile", "--hide-scrollbars", f"--window-size={width},{height}",
+                        f"--screenshot={shot}")
+    assert console == [], console
+    return shot.read_bytes()
 
 
 class Dom(HTMLParser):
@@ -187,9 +230,9 @@ def test_the_report_renders_in_chromium_with_every_section_lesson_and_chart(nigh
         assert card, status
 
     chart = dom.find("svg", within="detector-chart", cls="chart")
-    assert len(chart) == 1
+    assert [c["attrs"]["class"] for c in chart] == ["chart wide", "chart narrow"]  # CSS shows one
     assert len(dom.find("rect", within="detector-chart")) >= 10  # bars and legend swatches
-    legend = dom.find("g", within="detector-chart", cls="legend-item")
+    legend = dom.find("li", within="detector-chart", cls="legend-item")
     con = store.connect(str(nights.db), read_only=True)
     try:
         detectors = con.execute("SELECT count(DISTINCT detector) FROM sightings WHERE night > DATE '2026-11-14' - 30").fetchone()[0]
@@ -205,6 +248,140 @@ def test_the_report_renders_in_chromium_with_every_section_lesson_and_chart(nigh
             value = element["attrs"].get(name)
             assert value is None or value.startswith("#"), (element["tag"], name, value)
         assert not [a for a in element["attrs"] if a.startswith("on")], element
+
+
+@pytest.mark.slow
+def test_the_report_has_contents_an_index_by_detector_folded_cards_and_trace_timelines(nights: Nights, tmp_path: Path):
+    dom_text, console = browse(nights.out / "lessons.html", tmp_path / "profile", "--dump-dom")
+    assert console == []
+    dom = Dom(dom_text)
+    ids = set(dom.ids())
+    assert [e["attrs"]["href"] for e in dom.find("a", within="contents")] == [f"#{s}" for s in SECTIONS]
+    assert [h for h in (e["attrs"]["href"] for e in dom.find("a")) if h[1:] not in ids] == []  # every link lands
+
+    shown = {e["attrs"]["id"].removeprefix("lesson-") for e in dom.find("article", cls="lesson")}
+    con = store.connect(str(nights.db), read_only=True)
+    try:
+        examples = dict(con.execute("SELECT lesson_id, example_trace_ids FROM lessons WHERE list_contains(?, lesson_id)",
+                                    [sorted(shown)]).fetchall())
+        seqs = {}
+        for trace_id, seq in con.execute("SELECT trace_id, seq FROM detections WHERE seq IS NOT NULL").fetchall():
+            seqs.setdefault(trace_id, set()).add(seq)
+    finally:
+        con.close()
+    for lesson_id in shown:  # a folded card: its summary says what it is, the rest unfolds
+        within = f"lesson-{lesson_id}"
+        assert len(dom.find("details", within=within)) == 1 and len(dom.find("summary", within=within)) == 1
+        assert len(dom.find("h3", within=within)) == 1 and dom.find("dl", within=within)
+        assert "open" not in dom.find("details", within=within)[0]["attrs"]
+    # the index by detector links every lesson shown, once
+    assert sorted(e["attrs"]["href"].removeprefix("#lesson-") for e in dom.find("a", within="by-detector")) == sorted(shown)
+    # every example trace links to its folded timeline, which marks the events detections point to
+    timelines = [e["attrs"]["id"] for e in dom.find("details", within="traces", cls="timeline")]
+    traces = {f"trace-{t}": t for ids_ in examples.values() for t in ids_}  # the demo's ids need no escaping
+    assert sorted(timelines) == sorted(traces) and len(timelines) > 20
+    for lesson_id, trace_ids in examples.items():
+        links = [e["attrs"]["href"] for e in dom.find("a", within=f"lesson-{lesson_id}")]
+        assert links == [f"#trace-{t}" for t in trace_ids]
+    blocks = dict(re.findall(r'<details class="timeline" id="([^"]+)">(.*?)</details>', dom_text, re.S))
+    assert len(blocks) == len(timelines)
+    for anchor, block in blocks.items():
+        shown_seqs = [int(n) for n in re.findall(r'<span class="seq">(\d+)</span>', block)]
+        flagged = [int(n) for n in re.findall(r'<li class="event flagged"><span class="seq">(\d+)</span>', block)]
+        assert shown_seqs == sorted(shown_seqs) and shown_seqs[0] == 1, anchor  # short traces: every event
+        assert set(flagged) == seqs.get(traces[anchor], set()), anchor
+        assert block.count('<span class="mark">') >= len(flagged)
+
+
+@pytest.mark.slow
+def test_the_filters_show_only_the_lessons_chosen_in_chromium(nights: Nights, tmp_path: Path):
+    """Each filter is clicked as a reader would (its label), alone and with another: only the lessons it
+    names stay visible; `all` brings every lesson back. Pure CSS: the page runs no script."""
+    seen = probe(nights.out / "lessons.html", tmp_path, 1280, """
+        const visible = () => [...doc.querySelectorAll('article.lesson')]
+            .filter(a => getComputedStyle(a).display !== 'none').map(a => a.id.slice(7)).sort();
+        const click = id => doc.querySelector(`label[for="${id}"]`).click();
+        const out = {all: visible(), groups: {}};
+        for (const fieldset of doc.querySelectorAll('fieldset.filter')) {
+            const options = {};
+            for (const input of fieldset.querySelectorAll('input:not([id$="-all"])')) {
+                click(input.id);
+                const label = doc.querySelector(`label[for="${input.id}"]`).textContent.trim();
+                options[label.replace(/\\s+\\d+$/, '')] = visible();
+            }
+            click(fieldset.querySelector('input[id$="-all"]').id);
+            out.groups[fieldset.querySelector('legend').textContent.trim()] = options;
+        }
+        click('fd0'); click('fv0');
+        out.both = {detector: doc.querySelector('label[for="fd0"]').textContent.trim().replace(/\\s+\\d+$/, ''),
+                    severity: doc.querySelector('label[for="fv0"]').textContent.trim().replace(/\\s+\\d+$/, ''),
+                    shown: visible()};
+        click('detector-all'); click('severity-all');
+        out.after = visible();
+        return out;""")
+    con = store.connect(str(nights.db), read_only=True)
+    try:
+        fields = {r[0]: {"detector": r[1], "status": r[2], "severity": r[3]} for r in con.execute(
+            "SELECT lesson_id, detector, status, severity FROM lessons WHERE list_contains(?, lesson_id)",
+            [seen["all"]]).fetchall()}
+    finally:
+        con.close()
+    assert len(seen["all"]) == len(fields) > 20 and seen["after"] == seen["all"]
+    assert set(seen["groups"]) == {"detector", "status", "severity"}
+    for name, options in seen["groups"].items():
+        assert set(options) == {f[name] for f in fields.values()}
+        for value, visible in options.items():
+            assert visible == sorted(i for i, f in fields.items() if f[name] == value), (name, value)
+    both = seen["both"]
+    assert both["shown"] == sorted(i for i, f in fields.items()
+                                   if f["detector"] == both["detector"] and f["severity"] == both["severity"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("width", [1280, 420])
+def test_no_horizontal_scrolling_at_a_laptops_or_a_phones_width(nights: Nights, tmp_path: Path, width: int):
+    """Folded as it opens, and with every card, index and timeline unfolded."""
+    seen = probe(nights.out / "lessons.html", tmp_path, width, """
+        const measure = () => ({scroll: doc.documentElement.scrollWidth, client: doc.documentElement.clientWidth,
+            wider: [...doc.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > doc.documentElement.clientWidth + 0.5)
+                   .slice(0, 5).map(e => e.tagName + '#' + e.id)});
+        const folded = measure();
+        doc.querySelectorAll('details').forEach(d => { d.open = true; });
+        return {folded, unfolded: measure(), details: doc.querySelectorAll('details[open]').length};""")
+    assert seen["details"] > 50
+    for state in ("folded", "unfolded"):
+        assert seen[state]["client"] == width
+        assert seen[state]["scroll"] <= seen[state]["client"], (state, seen[state])
+        assert seen[state]["wider"] == [], (state, seen[state])
+
+
+def test_a_detector_keeps_its_colour_across_reports_that_rank_it_differently(tmp_path: Path, capsys):
+    """Two databases, each of one night: support-bot's traces find failed evaluations most and human
+    corrections next; the coding agent's find human corrections most. human_correction has the same
+    colour, its id's, in both reports: in the chart, its legend, and its lessons' swatches. One night makes
+    one bar on the time axis, and no sparklines."""
+    legends = {}
+    for name, folder in (("support", "support-bot"), ("coding", "coding-agent")):
+        out = tmp_path / name / "reports"
+        assert main(["run", str(REPO / "data" / folder), "--no-prefect", "-q", "--db", str(tmp_path / name / "lw.duckdb"),
+                     "--out", str(out), "--night", "2026-11-20"]) == 0
+        page = (out / "lessons.html").read_text(encoding="utf-8")
+        legend = re.findall(r'<li class="legend-item"><svg class="swatch"[^>]*><rect [^>]*fill="(#\w+)"/></svg>'
+                            r'<code>(\w+)</code>', page)
+        legends[name] = [(d, c) for c, d in legend]
+        for detector, colour in legends[name]:
+            assert colour == charts.colour(detector)
+            bars = re.findall(rf'<rect [^>]*fill="(#\w+)" stroke="#ffffff" stroke-width="0.8"><title>{detector}, ', page)
+            assert bars and set(bars) == {colour}
+        wide = re.search(r'<svg class="chart wide".*?</svg>', page, re.S)[0]
+        assert re.findall(r'fill="#616e7c">(\d\d-\d\d)</text>', wide) == ["11-20"]
+        assert 'class="spark"' not in page and "One night, 2026-11-20" in page
+    capsys.readouterr()
+    ranks = {name: [d for d, _ in legend] for name, legend in legends.items()}
+    common = [d for d in ranks["support"] if d in ranks["coding"]]
+    assert "human_correction" in common
+    assert ranks["support"].index("human_correction") != ranks["coding"].index("human_correction")
+    assert {d: c for d, c in legends["support"] if d in common} == {d: c for d, c in legends["coding"] if d in common}
 
 
 def test_the_report_file_names_no_url(nights: Nights):
@@ -228,18 +405,17 @@ def test_the_console_check_catches_a_page_that_loads_or_runs_something(nights: N
 
 
 @pytest.mark.slow
-def test_the_report_screenshots(nights: Nights, tmp_path: Path):
-    shot = tmp_path / "report.png"
-    _, console = browse(nights.out / "lessons.html", tmp_path / "profile", "--hide-scrollbars",
-                        "--window-size=1100,2200", f"--screenshot={shot}")
-    assert console == []
-    png = shot.read_bytes()
+@pytest.mark.parametrize("width", [1280, 420])
+def test_the_report_screenshots_at_a_laptops_and_a_phones_width(nights: Nights, tmp_path: Path, width: int):
+    png = screenshot(nights.out / "lessons.html", tmp_path, width, 2400)
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
-    assert struct.unpack(">II", png[16:24]) == (1100, 2200)
-    assert len(png) > 50_000  # a blank page compresses to a few kilobytes
+    assert struct.unpack(">II", png[16:24]) == (width, 2400)
+    assert len(png) > 30_000 * width // 420  # a blank page compresses to a few kilobytes
 
 
-def test_trends_are_zero_filled_per_night_from_sightings(nights: Nights):
+def test_trends_and_the_chart_span_the_nights_with_a_run(nights: Nights):
+    """Nights 11-10, 11-12 and 11-14 had a run: the time axes are those three nights, not 14 or 30 days
+    with a bar at the edge, and each lesson's trend is zero-filled over them from `sightings`."""
     con = store.connect(str(nights.db), read_only=True)
     try:
         ctx = render.context(con, nights.run.as_dict())
@@ -250,17 +426,26 @@ def test_trends_are_zero_filled_per_night_from_sightings(nights: Nights):
     finally:
         con.close()
     assert ctx["night"] == "2026-11-14"
-    assert ctx["trend_nights"][0] == "2026-11-01" and ctx["trend_nights"][-1] == "2026-11-14"
-    assert len(ctx["trend_nights"]) == 14
+    assert ctx["trend_nights"] == ["2026-11-10", "2026-11-12", "2026-11-14"]
     for lesson_id, trend in ctx["trends"].items():
         assert [t["night"] for t in trend] == ctx["trend_nights"]
         assert [t["occurrences"] for t in trend] == [sums.get((lesson_id, n), 0) for n in ctx["trend_nights"]]
     nonzero = [t["night"] for t in ctx["trends"][regressed] if t["occurrences"]]
     assert nonzero == ["2026-11-10", "2026-11-14"]
     chart = ctx["detector_nights"]
-    assert len(chart["nights"]) == 30 and chart["nights"][-1] == "2026-11-14"
+    assert chart["nights"] == ["2026-11-10", "2026-11-12", "2026-11-14"]
     assert {s["detector"]: s["total"] for s in chart["series"]} == per_detector
     assert all(sum(s["counts"]) == s["total"] for s in chart["series"])
+    totals = [s["total"] for s in chart["series"]]
+    assert totals == sorted(totals, reverse=True)
+    assert set(ctx["sparklines"]) == {lesson["lesson_id"] for lesson in ctx["shown"]}  # three nights: lines
+    # the page's axes: the three nights, in both drawings of the chart
+    page = (nights.out / "lessons.html").read_text(encoding="utf-8")
+    for svg in re.findall(r'<svg class="chart \w+".*?</svg>', page, re.S):
+        labels = re.findall(r'fill="#616e7c">(\d\d-\d\d)</text>', svg)
+        assert labels == ["11-10", "11-12", "11-14"], labels
+        assert {m for m in re.findall(r"<title>\w+, (2026-\d\d-\d\d): \d+</title>", svg)} <= set(chart["nights"])
+    assert "The 3 nights with a run, 2026-11-10 to 2026-11-14" in page
     # the trends sit beside the lessons, not in them: lessons.jsonl keeps the lessons table's fields
     assert all("trend" not in json.loads(line) for line in (nights.out / "lessons.jsonl").read_text().splitlines())
 
@@ -277,6 +462,21 @@ def test_charts_escape_their_labels_and_write_no_long_digit_runs():
                            [f"2026-10-{d:02d}" for d in range(1, 31)])
     assert re.search(r"\d(?:[ \-]?\d){12,}", big + spark) is None
     assert "no detections" in charts.bar_chart({}, ["2026-11-14"])
+    legend = charts.legend({hostile: [1, 2], "retry": [3]})
+    assert "<script" not in legend and "&lt;script&gt;" in legend and legend.count("<li") == 2
+    assert charts.swatch(hostile).count("<svg") == 1 and "script" not in charts.swatch(hostile)
+
+
+def test_a_detectors_colour_comes_from_its_id():
+    shipped = sorted(p.name for p in (REPO / "sql" / "detectors").iterdir() if p.is_dir())
+    assert len({charts.colour(d) for d in shipped}) == len(shipped) == 15  # the salt is chosen for that
+    assert charts.colour("retry") == charts.colour("retry") in charts.PALETTE
+    chart = charts.bar_chart({"retry": [1, 2], "loop": [3, 0]}, ["2026-11-13", "2026-11-14"])
+    swapped = charts.bar_chart({"loop": [3, 0], "retry": [1, 2]}, ["2026-11-13", "2026-11-14"])
+    for svg in (chart, swapped):  # rank does not change a colour
+        for detector in ("retry", "loop"):
+            assert re.findall(rf'fill="(#\w+)" stroke="#ffffff" stroke-width="0.8"><title>{detector},', svg) \
+                == [charts.colour(detector)] * (2 if detector == "retry" else 1)
 
 
 def test_nice_ticks_are_round_and_cover_the_top():

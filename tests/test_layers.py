@@ -53,9 +53,9 @@ def test_no_import_cycles():
         pytest.fail(f"import cycle: {' -> '.join(exc.args[1])}")
 
 
-@pytest.mark.parametrize("argv", [["sql", "--help"], ["review", "--help"], ["export", "--help"]])
+@pytest.mark.parametrize("argv", [["sql", "--help"], ["review", "--help"], ["export", "--help"], ["show", "--help"]])
 def test_read_only_commands_load_neither_prefect_nor_pii_libraries(argv):
-    code = ("import sys\nfrom lessonweaver import cli, commands, explore, review, export, store, render\n"
+    code = ("import sys\nfrom lessonweaver import cli, commands, explore, review, export, store, render, timeline\n"
             "try:\n    cli.main(%r)\nexcept SystemExit:\n    pass\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('prefect', 'phonenumbers', 'stdnum', 'ahocorasick')))"
             % argv)
@@ -78,7 +78,7 @@ def test_functions_are_short_enough_to_read_at_once():
     assert too_long == set()
 
 
-ENGINE_SQL = sorted(p for stage in ("stage", "load", "weave", "audit", "forget") for p in (REPO / "sql" / stage).glob("*.sql"))
+ENGINE_SQL = sorted(p for stage in ("stage", "load", "weave", "audit", "forget", "timeline") for p in (REPO / "sql" / stage).glob("*.sql"))
 
 
 def test_every_engine_sql_file_is_used():

@@ -44,6 +44,28 @@ def test_the_page_shows_the_top_lessons_and_jsonl_holds_them_all(demo: Path, tmp
     assert len(jsonl) == total
 
 
+def test_the_page_holds_the_timelines_of_each_lessons_first_example_before_any_second(demo: Path, tmp_path: Path,
+                                                                                       monkeypatch):
+    """Timelines are bounded too (render.REPORT_TIMELINES traces of TIMELINE_EVENTS events); an example
+    trace without one on the page is named, not linked, and `lessonweaver show` prints it."""
+    monkeypatch.setattr(render, "REPORT_TIMELINES", 3)
+    con = store.connect(str(demo), read_only=True)
+    try:
+        cursor = con.execute("SELECT * FROM runs")
+        run = dict(zip([c[0] for c in cursor.description], cursor.fetchall()[0]))
+        examples = [r[0] for r in con.execute("SELECT example_trace_ids FROM lessons WHERE review <> 'rejected' ORDER BY "
+                                              "priority DESC, occurrences DESC, last_seen DESC, lesson_id").fetchall()]
+        render.render(con, run, str(tmp_path))
+    finally:
+        con.close()
+    firsts = list(dict.fromkeys(traces[0] for traces in examples if traces))
+    every = {t for traces in examples for t in traces}
+    html = (tmp_path / "lessons.html").read_text()
+    assert re.findall(r'<details class="timeline" id="trace-([^"]+)">', html) == firsts[:3]
+    assert sorted(set(re.findall(r'href="#trace-([^"]+)"', html))) == sorted(firsts[:3])
+    assert f"3 of the {len(every)} example traces are here" in " ".join(html.split())
+
+
 @pytest.mark.parametrize("text, expected", [
     ("see https://ci.example.com/job/7 for the log", "see <URL> for the log"),
     ("wrote /home/dev/app/config.yaml and C:\\Users\\dev\\notes.txt", "wrote <PATH> and <PATH>"),
