@@ -177,7 +177,9 @@ def history(con: duckdb.DuckDBPyConnection, run: dict[str, Any], shown: list[dic
     MIN_TREND_NIGHTS nights or more, in the colour of the lesson's detector. The SVGs are built by
     `charts`, which escapes every label itself."""
     given = run.get("night")
-    night = con.execute("SELECT coalesce(try_cast(?::VARCHAR AS DATE), (SELECT max(night) FROM sightings), current_date)",
+    # the statuses are as of the newest night run (lessons.weave), which a run for an earlier night is not
+    night = con.execute("SELECT coalesce(greatest(try_cast(?::VARCHAR AS DATE), (SELECT max(night) FROM runs), "
+                        "(SELECT max(night) FROM sightings)), current_date)",
                         [None if given is None else str(given)]).fetchall()[0][0]
     trend_nights, chart_nights = nights(con, night, TREND_NIGHTS), nights(con, night, CHART_NIGHTS)
     trends = _counts(con.execute("""

@@ -79,3 +79,23 @@ def test_the_flow_keeps_them_too(prefect_server, tmp_path: Path):
     assert not nightly(**options).nothing_new
     again = nightly(**options)
     assert again.nothing_new and again.status == "completed" and again.written == []
+
+
+def test_a_new_night_with_nothing_to_read_says_so_in_the_reports(first_run: Path, capsys):
+    """The night moved on, so lessons are woven and rendered again; the reports say nothing new came in
+    instead of showing zero records beside lessons that read as new."""
+    assert "nothing new tonight" not in run(first_run, capsys, "--night", "2026-11-03")
+    md = (first_run / "out" / "lessons.md").read_text()
+    html = (first_run / "out" / "lessons.html").read_text()
+    assert md.startswith("# Lessons from agent traces\n\nNothing new tonight")
+    assert "Night 2026-11-03: **0 new**, **0 regressed**, 1 recurring" in md
+    assert 'id="nothing-new"' in html and "night of 2026-11-03" in html
+
+
+def test_a_replayed_earlier_night_reports_as_of_the_newest(first_run: Path, capsys):
+    write_traces(first_run / "early", "traces.jsonl", [CORRECTION | {"trace_id": "t0"}])
+    capsys.readouterr()
+    assert main(["run", str(first_run / "early"), "--db", str(first_run / "lw.duckdb"), "--out",
+                 str(first_run / "out"), "--no-prefect", "-q", "--night", "2026-10-30"]) == 0
+    md = (first_run / "out" / "lessons.md").read_text()
+    assert "Night 2026-11-02: **0 new**" in md and "Nothing new tonight" not in md
