@@ -15,13 +15,14 @@ import secrets
 import shutil
 import stat
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from itertools import zip_longest
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import jinja2
+import polars as pl
 from markupsafe import Markup
 
 from lessonweaver import charts, timeline
@@ -61,10 +62,21 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def _plain_rows(frame: pl.DataFrame) -> list[dict[str, Any]]:
+    """A frame's rows as dicts, dates and times (alone or in lists) as ISO text; only those columns are
+    looked at (a quarter of a million lessons have 25 fields each)."""
+    temporal = [c for c, t in frame.schema.items()
+                if t.is_temporal() or (isinstance(t, pl.List) and not t.inner.is_numeric() and t.inner != pl.String)]
+    found = frame.to_dicts()
+    for row in found if temporal else ():
+        for c in temporal:
+            row[c] = _plain(row[c])
+    return found
+
+
 def rows(con: duckdb.DuckDBPyConnection, query: str, params: list | None = None) -> list[dict[str, Any]]:
     """Query into a polars DataFrame, handed to templates as plain rows (timestamps as ISO text)."""
-    frame = con.sql(query, params=params or None).pl()
-    return [{k: _plain(v) for k, v in row.items()} for row in frame.to_dicts()]
+    return _plain_rows(con.sql(query, params=params or None).pl())
 
 
 def environment(templates: str | None = None) -> jinja2.Environment:
@@ -88,19 +100,49 @@ def environment(templates: str | None = None) -> jinja2.Environment:
 TEXT_FIELDS = ("title", "problem", "lesson", "proposed_lesson", "evidence")
 
 
-def context(con: duckdb.DuckDBPyConnection, run: dict[str, Any], tenant: str | None = None) -> dict[str, Any]:
-    """Everything a template may use. No row here carries content of a quarantined or rejected record;
-    lesson text is scrubbed of tracebacks, URLs, paths, hosts and tokens. With `tenant` (a tenant hash),
-    only that tenant's lessons."""
-    lessons = rows(con, """
-        SELECT * FROM lessons WHERE (?::VARCHAR IS NULL OR tenant = ?::VARCHAR) AND review IS DISTINCT FROM 'rejected'
-        ORDER BY priority DESC, occurrences DESC, last_seen DESC, lesson_id""", [tenant, tenant])
-    scrubbed: dict[str, str] = {}  # lessons share much of their text (a lesson and its proposal, a title)
+LESSONS = """
+    SELECT * FROM lessons WHERE (?::VARCHAR IS NULL OR tenant = ?::VARCHAR) AND review IS DISTINCT FROM 'rejected'
+    ORDER BY priority DESC, occurrences DESC, last_seen DESC, lesson_id"""
+STREAM_BATCH = 5000  # lessons a template is handed at a time
+
+
+def _scrubbed(lessons: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    memo: dict[str, str] = {}  # lessons share much of their text (a lesson and its proposal, a title)
     for lesson in lessons:
         for k in TEXT_FIELDS:
             if (value := lesson.get(k)) is not None:
-                lesson[k] = scrubbed.get(value) or scrubbed.setdefault(value, scrub(value))
-    shown = lessons[:REPORT_LESSONS]
+                lesson[k] = memo.get(value) or memo.setdefault(value, scrub(value))
+    return lessons
+
+
+class LessonStream:
+    """Every lesson of a report, read from the database in batches as a template iterates them and
+    scrubbed as they come, so a report of 300,000 lessons (lessons.jsonl) never holds them all in memory.
+    `len()` is how many there are; each iteration reads them again, in priority order."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, tenant: str | None):
+        self.con, self.params = con, [tenant, tenant]
+        self.count = con.execute(f"SELECT count(*) FROM ({LESSONS})", self.params).fetchall()[0][0]
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        cursor = self.con.cursor()  # a result of its own: the template may run other queries meanwhile
+        try:
+            batches = cursor.sql(LESSONS, params=self.params).to_arrow_reader(STREAM_BATCH)
+            for batch in batches:
+                yield from _scrubbed(_plain_rows(pl.from_arrow(batch)))
+        finally:
+            cursor.close()
+
+
+def context(con: duckdb.DuckDBPyConnection, run: dict[str, Any], tenant: str | None = None) -> dict[str, Any]:
+    """Everything a template may use. No row here carries content of a quarantined or rejected record;
+    lesson text is scrubbed of tracebacks, URLs, paths, hosts and tokens. With `tenant` (a tenant hash),
+    only that tenant's lessons. `lessons` (all of them) streams; `shown` (the REPORT_LESSONS first) is a list."""
+    lessons = LessonStream(con, tenant)
+    shown = _scrubbed(rows(con, f"{LESSONS} LIMIT {REPORT_LESSONS}", [tenant, tenant]))
     return {
         "run": {k: _plain(v) for k, v in run.items()},
         "tenant": tenant,
@@ -124,7 +166,8 @@ def context(con: duckdb.DuckDBPyConnection, run: dict[str, Any], tenant: str | N
         "rejects": rows(con, """
             SELECT file, count(*) AS records, count(*) FILTER (WHERE run_id = ?) AS records_this_run
             FROM rejects GROUP BY file ORDER BY records DESC, file""", [run["run_id"]]),
-        "statuses": {s: sum(1 for lesson in lessons if lesson["status"] == s) for s in STATUSES},
+        "statuses": {s: 0 for s in STATUSES} | dict(con.execute(
+            f"SELECT status, count(*) FROM ({LESSONS}) GROUP BY status", [tenant, tenant]).fetchall()),
         "reviewed": rows(con, """
             SELECT count(*) FILTER (WHERE review = 'accepted') AS accepted,
                    count(*) FILTER (WHERE review = 'rejected') AS rejected
