@@ -13,6 +13,7 @@ import duckdb
 
 from lessonweaver import patterns, privacy
 from lessonweaver.queries import execute
+from lessonweaver.words import plural
 
 MIN_ID_LENGTH = 6  # shorter quarantined ids are not searched for in output files: they match by chance
 
@@ -22,7 +23,7 @@ class AuditFailed(RuntimeError):
 
     def __init__(self, findings: list["Finding"]):
         self.findings = findings
-        super().__init__(f"audit found {len(findings)} problem(s): " + "; ".join(map(str, findings[:5])))
+        super().__init__(f"audit found {plural(len(findings), 'problem')}: " + "; ".join(map(str, findings[:5])))
 
 
 @dataclass(frozen=True)

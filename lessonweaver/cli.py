@@ -6,6 +6,7 @@ import sys
 
 from lessonweaver import __version__, commands, options
 from lessonweaver.config import DEFAULT_DB, DEFAULT_OUT
+from lessonweaver.words import plural
 
 
 def _backfill_parser(sub: "argparse._SubParsersAction") -> None:
@@ -147,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     except AuditFailed as exc:
         for finding in exc.findings:
             print(f"audit: {finding}", file=sys.stderr)
-        print(f"lessonweaver: the audit found {len(exc.findings)} problem(s); the reports were not published",
+        print(f"lessonweaver: the audit found {plural(len(exc.findings), 'problem')}; the reports were not published",
               file=sys.stderr)
         return 1
     except (InputError, SqlFileError, StoreError, ValueError) as exc:

@@ -15,6 +15,7 @@ from lessonweaver import options
 from lessonweaver.config import Settings
 from lessonweaver.schedule import ENTRYPOINT as NIGHTLY_FLOW
 from lessonweaver.summary import RunSummary, format_summary
+from lessonweaver.words import plural
 
 # The Prefect flows are named as a deployment names them: the package never imports flows/.
 BACKFILL_FLOW = "flows/backfill.py:backfill"
@@ -101,7 +102,7 @@ def cmd_backfill(args: argparse.Namespace) -> int:
         runs = load_flow(BACKFILL_FLOW)(root=args.root, start=args.start, end=args.end, **given)
     for run in runs:
         print(_night_line(run))
-    print(f"backfill:   {len(runs)} night(s), {nights[0][0]} to {nights[-1][0]}")
+    print(f"backfill:   {plural(len(runs), 'night')}, {nights[0][0]} to {nights[-1][0]}")
     print(f"database:   {settings.db}")
     for path in runs[-1].written if runs else []:
         print(f"report:     {path}")
@@ -141,14 +142,10 @@ def cmd_forget(args: argparse.Namespace) -> int:
     if not gone.traces:
         print("forget: no stored trace matches; nothing changed")
         return 1
-    print(f"forget: {_count(gone.traces, 'trace')}, {_count(gone.events, 'event')} and "
-          f"{_count(gone.detections, 'detection')} removed; lessons {gone.lessons_before} -> {gone.lessons_after}. "
+    print(f"forget: {plural(gone.traces, 'trace')}, {plural(gone.events, 'event')} and "
+          f"{plural(gone.detections, 'detection')} removed; lessons {gone.lessons_before} -> {gone.lessons_after}. "
           "Reports show it from their next render.")
     return 0
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
@@ -162,8 +159,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
         con.close()
     for finding in findings:
         print(finding)
-    print(f"audit: {args.db} and {len(files)} file(s) in {args.out}/: "
-          + (f"{len(findings)} finding(s)" if findings else "clean"))
+    print(f"audit: {args.db} and {plural(len(files), 'file')} in {args.out}/: "
+          + (plural(len(findings), "finding") if findings else "clean"))
     return 1 if findings else 0
 
 
@@ -194,7 +191,7 @@ def _test_detectors(dirs: list[str]) -> int:
     for outcome in cases.run_all(found):
         print(f"FAIL  {outcome.name}: {outcome.failure}" if outcome.failure else f"ok    {outcome.name}", flush=True)
         failed, passed = failed + bool(outcome.failure), passed + (not outcome.failure)
-    print(f"detectors test: {len(found)} detector(s), {passed} passed, {failed} failed")
+    print(f"detectors test: {plural(len(found), 'detector')}, {passed} passed, {failed} failed")
     return 1 if failed else 0
 
 

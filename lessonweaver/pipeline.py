@@ -24,6 +24,7 @@ from lessonweaver.batch import BatchResult, run_batch, split_traces
 from lessonweaver.config import Settings, batch_memory_limit, memory_bytes, parse_night
 from lessonweaver.crashpoints import reached
 from lessonweaver.summary import RunSummary
+from lessonweaver.words import plural
 
 LOG = logging.getLogger("lessonweaver")
 Log = logging.Logger | logging.LoggerAdapter
@@ -113,7 +114,7 @@ def stage(files: list[discover.InputFile], settings: Settings, folder: str, know
                     "(%s); for very large traces, run with fewer --workers", label, batch_memory_limit(settings),
                     settings.memory_limit)
     megabytes = sum((f.end - f.start) if f.is_part else f.size for f in files) / 1e6
-    log.info("batch %s staged: %d file(s), %.1f MB", label, len(files), megabytes)
+    log.info("batch %s staged: %s, %.1f MB", label, plural(len(files), "file"), megabytes)
     return result
 
 
@@ -155,8 +156,8 @@ def _late_quarantine(con: Any, settings: Settings, run: RunSummary, findings: li
     if not held:
         return None
     moved = store.quarantine_loaded(con, run.run_id, held, folders)
-    log.warning("the audit found %d problem(s) in what %d trace(s) became; they are quarantined and the reports "
-                "rendered again without them", len(findings), len(held))
+    log.warning("the audit found %s in what %s became; they are quarantined and the reports rendered again "
+                "without them", plural(len(findings), "problem"), plural(len(held), "trace"))
     run = replace(run, traces_loaded=run.traces_loaded - moved.traces_quarantined,
                   traces_quarantined=run.traces_quarantined + moved.traces_quarantined,
                   records_loaded=run.records_loaded - moved.records_quarantined,
@@ -242,7 +243,8 @@ def _merge_split_traces(settings: Settings, steps: Steps, the_plan: Plan, folder
     ids, paths = split_traces(folders, gathering, settings.memory_limit)
     if not ids:
         return None
-    log.info("%d trace(s) were split between batches: staging their %d file(s) again together", len(ids), len(paths))
+    log.info("%s split between batches: staging their %s again together",
+             plural(len(ids), "trace was", "traces were"), plural(len(paths), "file"))
     wanted = set(paths)
     files = [f for batch in the_plan.batches for f in batch if f.path in wanted]
     return steps.stage(files=files, settings=settings, folder=f"{workdir}/merge", known_hashes=the_plan.known_hashes,
@@ -260,8 +262,8 @@ def execute(settings: Settings, steps: Steps, log: Log = LOG) -> RunSummary:
         clock.lap("discover")
         settings = replace(settings, tenant_salt=the_plan.tenant_salt)
         run.files_seen, run.files_skipped = the_plan.files_seen, the_plan.files_skipped
-        log.info("%d file(s) found, %d unchanged since an earlier run, %d batch(es) to stage",
-                 the_plan.files_seen, the_plan.files_skipped, len(the_plan.batches))
+        log.info("%s found, %d unchanged since an earlier run, %s to stage", plural(the_plan.files_seen, "file"),
+                 the_plan.files_skipped, plural(len(the_plan.batches), "batch", "batches"))
         workdir = tempfile.mkdtemp(prefix="lessonweaver-", dir=settings.work_dir)
         try:
             results = _stage_all(settings, steps, the_plan, workdir)

@@ -24,6 +24,7 @@ from markupsafe import Markup
 from lessonweaver import charts
 from lessonweaver.lessons import STATUSES
 from lessonweaver.resources import resource_dir
+from lessonweaver.words import plural
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>!|#~{}()])")
 _AUTOLINK = re.compile(r"(?i)\b(?:(h)tt(ps?:)|(f)t(p:)|(www)\.)")
@@ -96,6 +97,7 @@ def environment(templates: str | None = None) -> jinja2.Environment:
     env.filters["md"] = md_inline
     env.filters["when"] = lambda v: str(v or "")[:16].replace("T", " ")
     env.filters["json"] = lambda v: json.dumps(v, ensure_ascii=False, sort_keys=True)
+    env.globals["plural"] = plural
     return env
 
 

@@ -9,6 +9,8 @@ import datetime as dt
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from lessonweaver.words import plural
+
 # A run's status, as `runs.status` records it.
 STATUSES = {
     "loaded": "the load committed; weaving and rendering were still to come",
@@ -121,13 +123,13 @@ def _kept_out(run: RunSummary) -> list[str]:
     for path, n, examples in shown:
         lines.append(f"  rejected {n:>5}  {path}: " + "; ".join(examples) + ("; ..." if n > len(examples) else ""))
     if len(run.rejects_by_file) > len(shown):
-        lines.append(f"  ... and {len(run.rejects_by_file) - len(shown)} more file(s) with rejects")
+        lines.append(f"  ... and {plural(len(run.rejects_by_file) - len(shown), 'more file', 'more files')} with rejects")
     if run.rejects_by_file:
         lines.append("  (every rejected record, with its line and reason, is in the rejects table)")
     lines += [f"  note: {path}: {note}" for path, note in run.file_notes]
     for keys, n, first, files in run.unrecognised[:5]:
-        lines.append(f"  not understood {n:>5}  record(s) with keys {{{keys}}} in {first}"
-                     + (f" and {files - 1} more file(s)" if files > 1 else ""))
+        lines.append(f"  not understood {n:>5}  {'record' if n == 1 else 'records'} with keys {{{keys}}} in {first}"
+                     + (f" and {plural(files - 1, 'more file', 'more files')}" if files > 1 else ""))
     return lines
 
 
