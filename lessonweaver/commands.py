@@ -201,36 +201,78 @@ def _existing_db(db: str) -> str:
     return db
 
 
-def _show_lesson(lesson: dict, verbose: bool) -> None:
+def _line(value: object) -> str:
+    """Trace text for the terminal: scrubbed like the reports, on one line, with no control characters
+    (an escape sequence in a trace must not drive the terminal)."""
+    from lessonweaver.render import scrub
+
+    text = " ".join(scrub(value).split())
+    return "".join(c if c.isprintable() else "?" for c in text)
+
+
+def _lesson_line(lesson: dict, verbose: bool) -> None:
     print(f"{lesson['lesson_id']}  {lesson['review']:<8}  {lesson['status'] or '':<9}  {lesson['severity']:<8}"
-          f"  {lesson['priority'] or 0:>7.2f}  {lesson['occurrences']:>5}x  {lesson['title']}")
+          f"  {lesson['priority'] or 0:>7.2f}  {lesson['occurrences']:>5}x  {_line(lesson['title'])}")
     if verbose or lesson["lesson"] != lesson["proposed_lesson"]:
-        print(f"{'':<15}lesson:   {lesson['lesson']}")
+        print(f"{'':<15}lesson:   {_line(lesson['lesson'])}")
     if verbose:
         if lesson["lesson"] != lesson["proposed_lesson"]:
-            print(f"{'':<15}proposed: {lesson['proposed_lesson']}")
+            print(f"{'':<15}proposed: {_line(lesson['proposed_lesson'])}")
         if lesson["note"]:
-            print(f"{'':<15}note:     {lesson['note']}")
+            print(f"{'':<15}note:     {_line(lesson['note'])}")
 
 
 def _list_lessons(args: argparse.Namespace, db: str) -> int:
-    from lessonweaver import render, review, store
+    """`review` with no action: the lessons that pass the filters, and how many there are in all."""
+    from lessonweaver import review, store
 
+    filters = review.Filters(None if args.all else args.decision, args.detector, args.source, args.severity,
+                             args.status)
     con = store.connect(db, read_only=True)
     try:
-        if args.action == "show":
-            shown = review.candidates(con, None, review.resolve_id(con, args.lesson_id))
-        else:
-            shown = review.candidates(con, None if args.all else args.decision, limit=args.limit)
+        shown = review.candidates(con, filters, limit=args.limit)
     finally:
         con.close()
     for lesson in shown:
-        lesson.update({k: render.scrub(lesson[k]) for k in ("title", "lesson", "proposed_lesson")
-                       if lesson.get(k) is not None})
-        _show_lesson(lesson, args.verbose or args.action == "show")
-    if args.action is None:
-        which = "lessons" if args.all else f"{args.decision} lessons"
-        print(f"({len(shown)} {which}; accept, reject or edit one with: lessonweaver review accept|reject|edit ID)")
+        _lesson_line(lesson, args.verbose)
+    matching = shown[0]["matching"] if shown else 0
+    which = plural(matching, "lesson") if args.all else plural(matching, f"{args.decision} lesson")
+    narrowed = [f"{k} {v}" for k, v in (("detector", args.detector), ("source", args.source),
+                                         ("severity", args.severity), ("status", args.status)) if v]
+    print(f"({f'{len(shown)} of ' if len(shown) < matching else ''}{which}"
+          + (f" with {', '.join(narrowed)}" if narrowed else "")
+          + "; accept, reject or edit with: lessonweaver review accept|reject|edit ID)")
+    return 0
+
+
+def _show_in_full(db: str, lesson_id: str) -> int:
+    """`review show ID`: one lesson, everything a reviewer needs to decide on it."""
+    from lessonweaver import review, store
+
+    con = store.connect(db, read_only=True)
+    try:
+        lesson_id = review.resolve_id(con, lesson_id)
+        (lesson,) = review.candidates(con, review.Filters(decision=None), lesson_id)
+        nights = review.sightings(con, lesson_id)
+    finally:
+        con.close()
+    row = "{:<12}{}".format
+    print(f"{lesson['lesson_id']}  {_line(lesson['title'])}")
+    print(row("status", f"{lesson['status']} · {lesson['detector']} · severity {lesson['severity']} · "
+                        f"{lesson['category']}, {lesson['confidence']} · priority {lesson['priority'] or 0:.2f}"))
+    print(row("review", lesson["review"] + (f" ({str(lesson['decided_at'])[:16]})" if lesson["decided_at"] else "")))
+    if lesson["note"]:
+        print(row("note", _line(lesson["note"])))
+    print(row("seen", f"{plural(lesson['occurrences'], 'occurrence')} in {plural(lesson['trace_count'], 'trace')}"
+                      f" · source {_line(lesson['source'])} · task {_line(lesson['task'])}"))
+    print(row("nights", f"first {lesson['first_night']}, last {lesson['last_night']} "
+                        f"({plural(lesson['nights_seen'] or 0, 'night')})"))
+    for key in ("problem", "lesson", "proposed_lesson", "evidence"):
+        if key != "proposed_lesson" or lesson["lesson"] != lesson["proposed_lesson"]:
+            print(row("proposed" if key == "proposed_lesson" else key, _line(lesson[key])))
+    print(row("examples", ", ".join(_line(t) for t in lesson["example_trace_ids"] or [])))
+    for i, (night, occurrences, traces) in enumerate(nights):
+        print(row("sightings" if i == 0 else "", f"{night}  {plural(occurrences, 'occurrence')} in {plural(traces, 'trace')}"))
     return 0
 
 
@@ -238,18 +280,19 @@ def cmd_review(args: argparse.Namespace) -> int:
     from lessonweaver import review, store
 
     db = _existing_db(args.db)
-    if args.action in (None, "show"):
+    if args.action is None:
         return _list_lessons(args, db)
+    if args.action == "show":
+        return _show_in_full(db, args.lesson_ids[0])
     decision = {"accept": "accepted", "reject": "rejected", "edit": None}[args.action]
-    if args.action == "edit" and args.text is None:
-        raise ValueError("review edit needs --text")
     with store.writing(db) as work:
         con = store.connect(work)
         try:
-            lesson = review.decide(con, args.lesson_id, decision, args.text, args.note)
+            decided = review.decide_all(con, args.lesson_ids, decision, args.text, args.note)
         finally:
             con.close()
-    print(f"{lesson['lesson_id']}: {lesson['review']}" + (" (text edited)" if args.text is not None else ""))
+    for lesson in decided:
+        print(f"{lesson['lesson_id']}: {lesson['review']}" + (" (text edited)" if args.text is not None else ""))
     return 0
 
 
