@@ -316,6 +316,11 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_sql(args: argparse.Namespace) -> int:
-    from lessonweaver import explore
+    from lessonweaver import examples, explore
 
-    return explore.main(args.db, args.query, args.file, args.format, args.max_width)
+    if args.examples:
+        if args.query is not None or args.file is not None or args.param:
+            raise ValueError("--examples lists the shipped queries: give it alone")
+        print(examples.listing(examples.shipped()))
+        return 0
+    return explore.main(args.db, args.query, args.file, args.format, args.max_width, params=args.param)
