@@ -79,6 +79,18 @@ def _schedule_parser(sub: "argparse._SubParsersAction") -> None:
     p.set_defaults(func=commands.cmd_schedule)
 
 
+def _stored_parsers(sub: "argparse._SubParsersAction", db_option: argparse.ArgumentParser) -> None:
+    """Commands that work from what the database holds, reading no input."""
+    ren = _command(sub, "render", "render the reports from the database alone, reading no input",
+                   "The reports of the latest run, as the database stands now (review decisions included), "
+                   "audited like a run's before they are published.", parents=(db_option,))
+    ren.add_argument("--out", default=DEFAULT_OUT, metavar="DIR", help=OUT_HELP)
+    ren.set_defaults(func=commands.cmd_render)
+    for p in (ren,):
+        p.add_argument("--templates", metavar="DIR", help="a folder of templates used before the shipped ones")
+        p.add_argument("--tenant", metavar="T", help="render the reports from this tenant's traces only (as the run does)")
+
+
 def _review_parser(sub: "argparse._SubParsersAction", db_option: argparse.ArgumentParser) -> None:
     from lessonweaver.detectors import SEVERITIES
     from lessonweaver.lessons import STATUSES
@@ -183,6 +195,7 @@ def parser() -> argparse.ArgumentParser:
     _run_parser(sub)
     _backfill_parser(sub)
     _schedule_parser(sub)
+    _stored_parsers(sub, db_option)
     _review_parser(sub, db_option)
     _read_parsers(sub, db_option)
     _sql_parser(sub, db_option)

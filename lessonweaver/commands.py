@@ -148,6 +148,22 @@ def cmd_forget(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_render(args: argparse.Namespace) -> int:
+    """`lessonweaver render`: the reports again from the database alone (no input read), audited."""
+    from lessonweaver import pipeline, store
+
+    con = store.connect(_existing_db(args.db), read_only=True)
+    try:
+        run = pipeline.render_stored(con, args.out, args.templates,
+                                     pipeline.tenant_key(con, args.tenant, Settings().tenant_salt))
+    finally:
+        con.close()
+    print(f"render: the reports of run {run.run_id} (night {run.night}) from {args.db} as it stands now"
+          + (f", tenant {args.tenant}'s lessons only" if args.tenant else "") + ", audited: clean")
+    print("\n".join(f"report:     {path}" for path in run.written))
+    return 0
+
+
 def cmd_audit(args: argparse.Namespace) -> int:
     from lessonweaver import audit, store
 

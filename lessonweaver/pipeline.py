@@ -23,7 +23,7 @@ from lessonweaver import adapters, audit, detectors, discover, forget, lessons, 
 from lessonweaver.batch import BatchResult, run_batch, split_traces
 from lessonweaver.config import Settings, batch_memory_limit, memory_bytes, parse_night
 from lessonweaver.crashpoints import reached
-from lessonweaver.summary import RunSummary
+from lessonweaver.summary import RUN_COLUMNS, RunSummary
 from lessonweaver.words import plural
 
 LOG = logging.getLogger("lessonweaver")
@@ -182,9 +182,7 @@ def render_and_audit(settings: Settings, run: RunSummary, folders: list[str], lo
         tenant_key = privacy.tenant_hash(settings.tenant_salt, settings.tenant) if settings.tenant else None
         render.clear_pending(settings.out)
         for round_ in range(AUDIT_ROUNDS):
-            shutil.rmtree(pending, ignore_errors=True)
-            written = render.render(con, run.as_dict(), str(pending), settings.templates, tenant_key)
-            findings = audit.audit_files(con, written) + audit.audit_database(con, run.run_id)
+            written, findings = _render_aside(con, run, pending, settings.templates, tenant_key)
             if not findings:
                 break
             again = None if round_ == AUDIT_ROUNDS - 1 else _late_quarantine(con, settings, run, findings, folders, log)
@@ -206,6 +204,53 @@ def render_and_audit(settings: Settings, run: RunSummary, folders: list[str], lo
         raise
     finally:
         con.close()
+        shutil.rmtree(pending, ignore_errors=True)
+
+
+def _render_aside(con: Any, run: RunSummary, pending: Path, templates: str | None,
+                  tenant_key: str | None) -> tuple[list[str], list[audit.Finding]]:
+    """Render every report into `pending` (emptied first), and audit them and the run's rows."""
+    shutil.rmtree(pending, ignore_errors=True)
+    written = render.render(con, run.as_dict(), str(pending), templates, tenant_key)
+    return written, audit.audit_files(con, written) + audit.audit_database(con, run.run_id)
+
+
+def stored_run(con: Any) -> RunSummary:
+    """The latest completed run (else the latest run) as the reports show it, with what the database holds
+    now: its detections and lessons counted again, since a redetect, a review or a forget may have changed
+    them. ValueError when the database has no run."""
+    columns = ", ".join(RUN_COLUMNS)
+    rows = con.execute(f"SELECT {columns} FROM runs ORDER BY status = 'completed' DESC, started_at DESC "
+                       "LIMIT 1").fetchall()
+    if not rows:
+        raise ValueError("the database has no run yet: lessonweaver run first")
+    run = RunSummary(**dict(zip(RUN_COLUMNS, rows[0])))
+    run = replace(run, **store.run_tallies(con, run.run_id))
+    run.detections = sum(run.detections_by_detector.values())
+    run.lessons_total = con.execute("SELECT count(*) FROM lessons").fetchall()[0][0]
+    return run
+
+
+def tenant_key(con: Any, tenant: str | None, configured_salt: str = "") -> str | None:
+    """The hash the store keeps for `tenant` (None without one), read without writing the database."""
+    return privacy.tenant_hash(store.tenant_salt(con, configured_salt, create=False), tenant) if tenant else None
+
+
+def render_stored(con: Any, out: str, templates: str | None = None, tenant: str | None = None) -> RunSummary:
+    """The reports rendered from the database alone, for its latest run as the database now stands (review
+    decisions, a redetect), audited as a run's are and published when clean: AuditFailed, and nothing
+    published, otherwise. Reads no input; writes nothing to the database. `tenant` is a tenant hash."""
+    if templates and not Path(templates).is_dir():
+        raise ValueError(f"template folder does not exist: {templates}")
+    run = stored_run(con)
+    pending = Path(out) / f".rendering-{secrets.token_hex(3)}"  # not `.pending-`: a run starting clears those
+    try:
+        written, findings = _render_aside(con, run, pending, templates, tenant)
+        if findings:
+            raise audit.AuditFailed(findings)
+        run.written = render.publish(written, out)
+        return run
+    finally:
         shutil.rmtree(pending, ignore_errors=True)
 
 
