@@ -80,13 +80,23 @@ def _schedule_parser(sub: "argparse._SubParsersAction") -> None:
 
 
 def _stored_parsers(sub: "argparse._SubParsersAction", db_option: argparse.ArgumentParser) -> None:
-    """Commands that work from what the database holds, reading no input."""
+    """`redetect` and `render`: commands that work from what the database holds, reading no input."""
+    red = _command(sub, "redetect", "run the detectors again over the traces already stored",
+                   "Replaces the stored detections of the detectors run (all, or those named with --detector), "
+                   "weaves the lessons again and renders the reports; the database's fingerprint of each "
+                   "detector run is brought up to date.", parents=(db_option,))
+    red.add_argument("--out", default=DEFAULT_OUT, metavar="DIR", help=OUT_HELP)
+    red.add_argument("--detectors", dest="detector_dirs", action="append", default=[], metavar="DIR",
+                     help="a folder of your own detectors, added to the shipped ones (repeatable)")
+    red.add_argument("--detector", dest="only", action="append", default=[], metavar="ID",
+                     help="run only this detector (repeatable; default: every detector)")
+    red.set_defaults(func=commands.cmd_redetect)
     ren = _command(sub, "render", "render the reports from the database alone, reading no input",
                    "The reports of the latest run, as the database stands now (review decisions included), "
                    "audited like a run's before they are published.", parents=(db_option,))
     ren.add_argument("--out", default=DEFAULT_OUT, metavar="DIR", help=OUT_HELP)
     ren.set_defaults(func=commands.cmd_render)
-    for p in (ren,):
+    for p in (red, ren):
         p.add_argument("--templates", metavar="DIR", help="a folder of templates used before the shipped ones")
         p.add_argument("--tenant", metavar="T", help="render the reports from this tenant's traces only (as the run does)")
 

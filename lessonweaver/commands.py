@@ -73,7 +73,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         prefect_defaults(args.quiet)
         run = load_flow(NIGHTLY_FLOW)(**given)
     print(format_summary(run, STATUSES, "in-process" if args.no_prefect else "in the flow"))
+    _warn_stale(run)
     return 0
+
+
+def _warn_stale(run: RunSummary) -> None:
+    """The detectors out of date for the stored traces, on stderr too: the summary may go to a file."""
+    if run.detector_advice:
+        print(f"lessonweaver: warning: {run.detector_advice}", file=sys.stderr)
 
 
 def _night_line(run: RunSummary) -> str:
@@ -106,6 +113,8 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     print(f"database:   {settings.db}")
     for path in runs[-1].written if runs else []:
         print(f"report:     {path}")
+    if runs:
+        _warn_stale(runs[-1])
     return 0
 
 
@@ -146,6 +155,17 @@ def cmd_forget(args: argparse.Namespace) -> int:
           f"{plural(gone.detections, 'detection')} removed; lessons {gone.lessons_before} -> {gone.lessons_after}. "
           "Reports show it from their next render.")
     return 0
+
+
+def cmd_redetect(args: argparse.Namespace) -> int:
+    """`lessonweaver redetect`: the detectors again over the stored traces; 1 if one of them failed."""
+    from lessonweaver import redetect
+
+    settings = Settings(db=_existing_db(args.db), out=args.out, detector_dirs=tuple(args.detector_dirs),
+                        templates=args.templates, tenant=args.tenant)
+    done = redetect.redetect(settings, args.only)
+    print("\n".join(redetect.summary(done)))
+    return 1 if done.failed else 0
 
 
 def cmd_render(args: argparse.Namespace) -> int:

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from lessonweaver import adapters, audit, detectors, discover, forget, lessons, privacy, render, store
+from lessonweaver import adapters, audit, detectors, discover, forget, lessons, privacy, render, store, versions
 from lessonweaver.batch import BatchResult, run_batch, split_traces
 from lessonweaver.config import Settings, batch_memory_limit, memory_bytes, parse_night
 from lessonweaver.crashpoints import reached
@@ -124,12 +124,15 @@ def load_and_weave(settings: Settings, folders: list[str], run: RunSummary, merg
     run = replace(run)
     con = store.connect(settings.db, threads=settings.threads, memory_limit=settings.memory_limit)
     try:
-        lessons.register_detectors(con, detectors.load_detectors(settings.detector_dirs))
+        found = detectors.load_detectors(settings.detector_dirs)
+        lessons.register_detectors(con, found)
+        had_traces = con.execute("SELECT count(*) FROM traces").fetchall()[0][0] > 0
         counts = store.load(con, folders, run.run_id, merged)
         reached("loaded")
         skipped_unread = run.files_skipped
         run = replace(run, **asdict(counts), status="loaded")
         run.files_skipped = skipped_unread + counts.files_skipped
+        _note_versions(con, settings, run, found, had_traces)
         if settings.retain_days:
             run.events_dropped = forget.retain(con, settings.retain_days)
         store.record_run(con, run)
@@ -142,6 +145,14 @@ def load_and_weave(settings: Settings, folders: list[str], run: RunSummary, merg
         return replace(run, **store.run_tallies(con, run.run_id))
     finally:
         con.close()
+
+
+def _note_versions(con: Any, settings: Settings, run: RunSummary, found: list[detectors.Detector],
+                   had_traces: bool) -> None:
+    """Note in the run's summary which detectors changed since the stored traces were detected (the CLI
+    prints it, the Prefect summary artifact shows it)."""
+    run.stale_detectors = versions.stale(con, found, had_traces)
+    run.detector_advice = versions.advice(run.stale_detectors, run.db, settings.out, settings.detector_dirs)
 
 
 def _weave(con: Any, settings: Settings, run: RunSummary) -> tuple[int, int]:

@@ -67,6 +67,8 @@ class RunSummary:
     unknown_types: list[tuple[str, int]] = _shown(list)  # (raw_type, count)
     unrecognised: list[tuple[str, int, str, int]] = _shown(list)  # (keys, count, first file, files)
     written: list[str] = _shown(list)  # the report files published
+    stale_detectors: dict[str, str] = _shown(dict)  # changed or added since the stored traces were detected
+    detector_advice: str = ""  # what to do about them, one line (lessonweaver.versions.advice)
     db: str = ""
 
     def as_dict(self) -> dict[str, Any]:
@@ -139,6 +141,8 @@ def format_summary(run: RunSummary, lesson_statuses: tuple[str, ...], where: str
     lines.append(f"detections: {run.detections}")
     lines += [f"  {detector:<22} {n:>5}" for detector, n in run.detections_by_detector.items()]
     lines += [f"  {detector:<22} FAILED: {message}" for detector, message in sorted(run.detector_errors.items())]
+    if run.detector_advice:
+        lines.append(f"  {run.detector_advice}")
     statuses = run.lesson_statuses
     lines.append(f"lessons:    {run.lessons_new} new, {run.lessons_total} total; night {run.night}: "
                  + ", ".join(f"{statuses.get(s, 0)} {s}" for s in lesson_statuses))
