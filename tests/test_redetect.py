@@ -162,3 +162,31 @@ def test_redetect_refuses_while_a_run_writes(demo_db: Path, tmp_path: Path, caps
         code, out, err = cli(capsys, "redetect", "--db", str(db), "--out", str(tmp_path / "reports"))
     assert (code, out) == (2, "")
     assert err == f"lessonweaver: error: {db} is in use by another lessonweaver run; try again when it has finished\n"
+
+
+def test_a_lesson_whose_detections_vanish_leaves_and_its_review_waits(tmp_path: Path, capsys):
+    """As when forget removes a lesson's traces: the weave rebuilds lessons from detections, so a lesson
+    with none left is gone from `lessons` (and its sightings with it), while the reviewer's decision stays
+    in `reviews` and holds again when the same problem is found again (the lesson keeps its id)."""
+    mine, db = tmp_path / "mine", tmp_path / "lw.duckdb"
+    mine.mkdir()
+    (mine / "refund_promise.sql").write_text(FIXED, encoding="utf-8")
+    assert run(capsys, db, "2026-11-28", "--detectors", str(mine))[0] == 0
+    (lesson,) = query_db(db, "SELECT lesson_id FROM lessons WHERE detector = 'refund_promise'")[0]
+    assert cli(capsys, "review", "--db", str(db), "accept", lesson, "--note", "true, and costly")[0] == 0
+    redetect = ["redetect", "--db", str(db), "--out", str(tmp_path / "reports"), "--detectors", str(mine),
+                "--detector", "refund_promise"]
+
+    (mine / "refund_promise.sql").write_text(BROKEN, encoding="utf-8")
+    code, out, _ = cli(capsys, *redetect)
+    total = query_db(db, "SELECT count(*) FROM lessons")[0][0]
+    assert code == 0 and out.splitlines()[1] == f"lessons:  {total + 1} -> {total} (0 added, 1 gone)"
+    assert query_db(db, "SELECT count(*) FROM lessons WHERE lesson_id = ?", [lesson]) == [(0,)]
+    assert query_db(db, "SELECT count(*) FROM sightings WHERE lesson_id = ?", [lesson]) == [(0,)]
+    assert query_db(db, "SELECT decision, note FROM reviews WHERE lesson_id = ?", [lesson]) == [
+        ("accepted", "true, and costly")]
+    assert lesson not in (tmp_path / "reports" / "lessons.md").read_text()
+
+    (mine / "refund_promise.sql").write_text(FIXED, encoding="utf-8")
+    assert cli(capsys, *redetect)[0] == 0
+    assert query_db(db, "SELECT review, occurrences FROM lessons WHERE lesson_id = ?", [lesson]) == [("accepted", 5)]
