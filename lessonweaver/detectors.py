@@ -135,7 +135,8 @@ def run_detector(con: duckdb.DuckDBPyConnection, d: Detector, into: str = "detec
     columns = {row[0] for row in con.execute("DESCRIBE detector_out").fetchall()}
     missing = [c for c in REQUIRED_COLUMNS if c not in columns]
     if missing:
-        raise SqlFileError(f"{d.sql.path}: the query must return column(s) {', '.join(missing)}")
+        raise SqlFileError(f"{d.sql.path}: the query must return {'column' if len(missing) == 1 else 'columns'} "
+                           f"{', '.join(missing)}")
     pick = {c: (f"CAST(o.{c} AS VARCHAR)" if c in columns else "NULL") for c in OPTIONAL_COLUMNS}
     pick["seq"] = "CAST(o.seq AS INTEGER)" if "seq" in columns else "NULL"
     template = d.lesson or "{evidence}"

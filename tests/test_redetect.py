@@ -125,7 +125,7 @@ def test_a_failing_detector_keeps_its_detections_and_says_why(demo_db: Path, tmp
                          "--detectors", str(mine), "--detector", "refund_promise", "--detector", "retry")
     assert (code, err) == (1, "")
     assert out.splitlines()[1] == (f"  refund_promise         FAILED, its detections kept: {mine / 'refund_promise.sql'}: "
-                                   "the query must return column(s) evidence")
+                                   "the query must return column evidence")
     assert detections(db) == before
     assert query_db(db, "SELECT count(*) FROM detector_versions WHERE detector = 'refund_promise'") == [(0,)]
 
