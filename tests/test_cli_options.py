@@ -164,3 +164,21 @@ def test_a_number_below_its_range_is_one_clear_line(path, option, tmp_path, caps
     assert code == 2, err
     assert option in err.splitlines()[-1] and "Traceback" not in err and "Error:" not in err
     assert not (tmp_path / "lw.duckdb").exists()
+
+
+def test_render_and_redetect_use_the_database_and_folder_named(demo_db, tmp_path, monkeypatch, capsys):
+    """The commands that work from the database alone act on the --db and --out given, not the defaults."""
+    from conftest import copy_db
+
+    monkeypatch.chdir(tmp_path)
+    copy_db(demo_db, tmp_path / "lessonweaver.duckdb")
+    (tmp_path / "other").mkdir()
+    copy_db(demo_db, tmp_path / "other" / "lw.duckdb")
+    untouched = (tmp_path / "lessonweaver.duckdb").read_bytes()
+    assert main(["render", "--db", "other/lw.duckdb", "--out", "other/reports"]) == 0
+    assert main(["redetect", "--detector", "retry", "--out", "other/again", "--db", "other/lw.duckdb"]) == 0
+    assert "report:   other/again/lessons.md" in capsys.readouterr().out
+    assert sorted(p.name for p in (tmp_path / "other" / "reports").iterdir()) == [
+        "lessons.html", "lessons.jsonl", "lessons.md"]
+    assert (tmp_path / "other" / "again" / "lessons.md").exists() and not (tmp_path / "reports").exists()
+    assert (tmp_path / "lessonweaver.duckdb").read_bytes() == untouched
