@@ -13,6 +13,7 @@ from lessonweaver import backfill as nights
 from lessonweaver import options
 from lessonweaver.config import DEFAULT_DB, DEFAULT_OUT
 from lessonweaver.summary import RunSummary
+from lessonweaver.words import plural
 
 
 @flow(name="lessonweaver-backfill")
@@ -42,5 +43,5 @@ def backfill(
     found, ignored = nights.night_folders(root, start, end)
     for name in ignored:
         log.info("ignored %s: not a date folder (YYYY-MM-DD)", name)
-    log.info("backfilling %d night(s): %s to %s", len(found), found[0][0], found[-1][0])
+    log.info("backfilling %s: %s to %s", plural(len(found), "night"), found[0][0], found[-1][0])
     return [nightly(paths=[folder], night=night.isoformat(), **given) for night, folder in found]

@@ -70,6 +70,10 @@ def summary_markdown(run: RunSummary, statuses: dict[str, int]) -> str:
         lines += ["| detector | detections |", "|---|---:|"]
         lines += [f"| {md_inline(d)} | {n} |" for d, n in sorted(by_detector.items(), key=lambda kv: (-kv[1], kv[0]))]
         lines.append("")
+    if run.stale_detectors:
+        lines += ["**Detectors changed or added since the stored traces were detected:** "
+                  + ", ".join(f"{md_inline(d)} ({why})" for d, why in run.stale_detectors.items())
+                  + "; `lessonweaver redetect` runs them over every stored trace.", ""]
     lines += [
         f"**Lessons:** {statuses['new']} new, {statuses['regressed']} regressed, {statuses['resolved']} resolved, "
         f"{statuses['recurring']} recurring; {sum(statuses.values())} total.",

@@ -15,6 +15,7 @@ import polars as pl
 
 from lessonweaver import patterns, privacy
 from lessonweaver.queries import execute
+from lessonweaver.words import plural
 
 AUDIT_CHUNK = 32 << 20  # bytes of report lines searched at once
 MIN_ID_LENGTH = 6  # shorter quarantined ids are not searched for in output files: they match by chance
@@ -25,7 +26,7 @@ class AuditFailed(RuntimeError):
 
     def __init__(self, findings: list["Finding"]):
         self.findings = findings
-        super().__init__(f"audit found {len(findings)} problem(s): " + "; ".join(map(str, findings[:5])))
+        super().__init__(f"audit found {plural(len(findings), 'problem')}: " + "; ".join(map(str, findings[:5])))
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from lessonweaver.detectors import Detector
 from lessonweaver.discover import discover
 from lessonweaver.errors import safe_error
 from lessonweaver.sqlfile import SqlFileError
+from lessonweaver.words import plural
 
 KINDS = ("positive", "negative")
 
@@ -101,7 +102,7 @@ def judge(kind: str, spec: dict, found: list[dict]) -> str | None:
         if not any(_like(f, want) for f in found):
             return f"no finding like {json.dumps(want)}; found {len(found)}"
     if "count" in spec and len(found) != spec["count"]:
-        return f"expected {spec['count']} finding(s), found {len(found)}"
+        return f"expected {plural(spec['count'], 'finding')}, found {len(found)}"
     if not all(f["evidence"] and f["lesson"] for f in found):
         return "a finding without evidence or lesson"
     return None
@@ -120,7 +121,7 @@ def run_case(case: Case) -> Outcome:
     except duckdb.Error as exc:
         return Outcome(case.name, safe_error(exc))
     if rejects:
-        return Outcome(case.name, f"{len(rejects)} record(s) rejected, the first: {rejects[0]}")
+        return Outcome(case.name, f"{plural(len(rejects), 'record')} rejected, the first: {rejects[0]}")
     return Outcome(case.name, judge(case.kind, spec, found))
 
 

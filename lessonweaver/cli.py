@@ -1,18 +1,63 @@
 """The `lessonweaver` command: its parser and its error handling. What each subcommand does is in
-commands.py; the options of `run`, `backfill` and `schedule` come from options.py."""
+commands.py; the options of `run`, `backfill` and `schedule` come from options.py.
+
+Conventions every parser follows (tests/test_cli_options.py walks them): each command and action has a
+description; each option has help and one of the placeholders in METAVARS (or its choices); a number
+that must be positive is refused by the parser, in one line, before anything runs.
+"""
 
 import argparse
 import sys
+from collections.abc import Callable
 
 from lessonweaver import __version__, commands, options
 from lessonweaver.config import DEFAULT_DB, DEFAULT_OUT
+from lessonweaver.words import plural
+
+# The placeholders `--help` and the README use: a file, a folder, a number, an id, a name, ...
+METAVARS = frozenset({"FILE", "DIR", "PATH", "ROOT", "N", "MB", "DATE", "ID", "LESSON_ID", "NAME", "NAME=VALUE",
+                      "T", "S", "TEXT", "QUERY", "CRON", "ZONE", "tcp://HOST:PORT"})
+DB_HELP = f"database file (default: {DEFAULT_DB})"
+OUT_HELP = f"report folder (default: {DEFAULT_OUT}/)"
+
+
+def at_least(low: int) -> Callable[[str], int]:
+    """An argparse type: a whole number no smaller than `low`, else one line naming the option."""
+    def number(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, not {value}")
+        return value
+    return number
+
+
+def _command(sub: "argparse._SubParsersAction", name: str, summary: str, description: str = "",
+             parents: tuple[argparse.ArgumentParser, ...] = ()) -> argparse.ArgumentParser:
+    """A subcommand: `summary` in the list of commands, and the first line of its own --help."""
+    return sub.add_parser(name, help=summary, parents=list(parents),
+                          description=f"{summary[0].upper()}{summary[1:]}." + (f" {description}" if description else ""))
+
+
+def _run_parser(sub: "argparse._SubParsersAction") -> None:
+    run = _command(sub, "run", "load trace files, detect, weave lessons and render reports",
+                   "Files read before and unchanged are skipped; the reports are audited before they are published.")
+    options.add_arguments(run, options.RUN)
+    run.add_argument("--no-prefect", action="store_true",
+                     help="run in this process, without Prefect's server, retries and UI (same tables and reports)")
+    run.add_argument("-q", "--quiet", action="store_true", help="no progress lines, only the summary and errors")
+    run.set_defaults(func=commands.cmd_run)
 
 
 def _backfill_parser(sub: "argparse._SubParsersAction") -> None:
-    p = sub.add_parser("backfill", help="run past nights from date folders ROOT/YYYY-MM-DD/, oldest first")
+    p = _command(sub, "backfill", "run past nights from date folders ROOT/YYYY-MM-DD/, oldest first",
+                 "Each folder is one nightly run counted for its date, so the lessons' lifecycle comes out as if "
+                 "lessonweaver had run every night.")
     p.add_argument("root", metavar="ROOT", help="a folder of date folders, one per night (YYYY-MM-DD)")
-    p.add_argument("--from", dest="start", metavar="YYYY-MM-DD", help="first night to run (default: the oldest folder)")
-    p.add_argument("--to", dest="end", metavar="YYYY-MM-DD", help="last night to run (default: the newest folder)")
+    p.add_argument("--from", dest="start", metavar="DATE", help="first night to run, YYYY-MM-DD (default: the oldest folder)")
+    p.add_argument("--to", dest="end", metavar="DATE", help="last night to run, YYYY-MM-DD (default: the newest folder)")
     options.add_arguments(p, options.BACKFILL)
     p.add_argument("--no-prefect", action="store_true", help="run each night in this process, without Prefect")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines, only the summary and errors")
@@ -22,110 +67,130 @@ def _backfill_parser(sub: "argparse._SubParsersAction") -> None:
 def _schedule_parser(sub: "argparse._SubParsersAction") -> None:
     from lessonweaver.schedule import DEFAULT_CRON, DEFAULT_NAME, DEFAULT_POOL, DEFAULT_TIMEZONE
 
-    p = sub.add_parser("schedule",
-                       help="register the nightly run as a scheduled Prefect deployment (needs PREFECT_API_URL)")
+    p = _command(sub, "schedule", "register the nightly run as a scheduled Prefect deployment (needs PREFECT_API_URL)",
+                 "A worker on the pool then runs it: prefect worker start --pool NAME.")
     options.add_arguments(p, options.SCHEDULE)
-    p.add_argument("--cron", default=DEFAULT_CRON, help=f"when to run (default: '{DEFAULT_CRON}')")
-    p.add_argument("--timezone", default=DEFAULT_TIMEZONE,
+    p.add_argument("--cron", default=DEFAULT_CRON, metavar="CRON", help=f"when to run (default: '{DEFAULT_CRON}')")
+    p.add_argument("--timezone", default=DEFAULT_TIMEZONE, metavar="ZONE",
                    help=f"the cron's time zone, IANA name (default: {DEFAULT_TIMEZONE})")
-    p.add_argument("--pool", default=DEFAULT_POOL, help=f"process work pool, created if missing (default: {DEFAULT_POOL})")
-    p.add_argument("--name", default=DEFAULT_NAME, help=f"deployment name (default: {DEFAULT_NAME})")
+    p.add_argument("--pool", default=DEFAULT_POOL, metavar="NAME",
+                   help=f"process work pool, created if missing (default: {DEFAULT_POOL})")
+    p.add_argument("--name", default=DEFAULT_NAME, metavar="NAME", help=f"deployment name (default: {DEFAULT_NAME})")
     p.set_defaults(func=commands.cmd_schedule)
 
 
+def _stored_parsers(sub: "argparse._SubParsersAction", db_option: argparse.ArgumentParser) -> None:
+    """`redetect` and `render`: commands that work from what the database holds, reading no input."""
+    red = _command(sub, "redetect", "run the detectors again over the traces already stored",
+                   "Replaces the stored detections of the detectors run (all, or those named with --detector), "
+                   "weaves the lessons again and renders the reports; the database's fingerprint of each "
+                   "detector run is brought up to date.", parents=(db_option,))
+    red.add_argument("--out", default=DEFAULT_OUT, metavar="DIR", help=OUT_HELP)
+    red.add_argument("--detectors", dest="detector_dirs", action="append", default=[], metavar="DIR",
+                     help="a folder of your own detectors, added to the shipped ones (repeatable)")
+    red.add_argument("--detector", dest="only", action="append", default=[], metavar="ID",
+                     help="run only this detector (repeatable; default: every detector)")
+    red.set_defaults(func=commands.cmd_redetect)
+    ren = _command(sub, "render", "render the reports from the database alone, reading no input",
+                   "The reports of the latest run, as the database stands now (review decisions included), "
+                   "audited like a run's before they are published.", parents=(db_option,))
+    ren.add_argument("--out", default=DEFAULT_OUT, metavar="DIR", help=OUT_HELP)
+    ren.set_defaults(func=commands.cmd_render)
+    for p in (red, ren):
+        p.add_argument("--templates", metavar="DIR", help="a folder of templates used before the shipped ones")
+        p.add_argument("--tenant", metavar="T", help="render the reports from this tenant's traces only (as the run does)")
+
+
 def _review_parser(sub: "argparse._SubParsersAction", db_option: argparse.ArgumentParser) -> None:
-    rev = sub.add_parser("review", parents=[db_option], help="list lesson candidates; accept, reject or edit one",
-                         description="With no action: the pending lessons, highest priority first.")
+    from lessonweaver.detectors import SEVERITIES
+    from lessonweaver.lessons import STATUSES
+
+    rev = _command(sub, "review", "list lesson candidates; accept, reject, edit or show them",
+                   "With no action: the pending lessons, highest priority first.", parents=(db_option,))
     shown = rev.add_mutually_exclusive_group()
     shown.add_argument("--decision", choices=("pending", "accepted", "rejected"), default="pending",
                        help="list the lessons with this decision (default: pending)")
     shown.add_argument("--all", action="store_true", help="list every lesson")
-    rev.add_argument("--limit", type=int, help="at most this many")
+    rev.add_argument("--detector", metavar="ID", help="only this detector's lessons")
+    rev.add_argument("--source", metavar="S", help="only lessons of this source (the producer, traces.source)")
+    rev.add_argument("--severity", choices=SEVERITIES, help="only lessons of this severity")
+    rev.add_argument("--status", choices=STATUSES, help="only lessons with this lifecycle status")
+    rev.add_argument("--limit", type=at_least(1), metavar="N", help="at most N lessons")
     rev.add_argument("-v", "--verbose", action="store_true", help="show the lesson text of each")
     # `--db` may come before or after the action; after it, it must not reset a value given before it.
     db_after_action = argparse.ArgumentParser(add_help=False)
-    db_after_action.add_argument("--db", default=argparse.SUPPRESS,
-                                 help=f"database file (default: {DEFAULT_DB})")
+    db_after_action.add_argument("--db", default=argparse.SUPPRESS, metavar="FILE", help=DB_HELP)
     actions = rev.add_subparsers(dest="action", metavar="{accept,reject,edit,show}")
-    for name, text_help in (("accept", "the lesson text to keep instead of the proposed one"),
-                            ("reject", None), ("edit", "the new lesson text (keeps the decision)"), ("show", None)):
-        a = actions.add_parser(name, parents=[db_after_action], help=f"{name} a lesson")
-        a.add_argument("lesson_id", metavar="LESSON_ID", help="a lesson id, or a unique start of one")
-        if text_help:
-            a.add_argument("--text", help=text_help)
+    for name, what, many in (("accept", "accept lessons: they are exported and kept", True),
+                             ("reject", "reject lessons: reports leave them out, and they never come back as new", True),
+                             ("edit", "change a lesson's text, keeping its decision", False),
+                             ("show", "show one lesson in full: evidence, examples, nights and review", False)):
+        a = _command(actions, name, what, "A lesson is named by its id or a unique start of one"
+                     + (" (several at once: all or none are changed)." if many else "."), parents=(db_after_action,))
+        a.add_argument("lesson_ids", nargs="+" if many else 1, metavar="LESSON_ID",
+                       help="lesson ids, or unique starts of them" if many else "a lesson id, or a unique start of one")
+        if name in ("accept", "edit"):
+            a.add_argument("--text", required=name == "edit", metavar="TEXT",
+                           help="the new lesson text" if name == "edit" else "the lesson text to keep instead of the proposed one")
         if name != "show":
-            a.add_argument("--note", help="why (kept with the decision)")
+            a.add_argument("--note", metavar="TEXT", help="why (kept with the decision)")
     rev.set_defaults(func=commands.cmd_review, text=None, note=None)
 
 
 def _sql_parser(sub: "argparse._SubParsersAction", db_option: argparse.ArgumentParser) -> None:
-    sql = sub.add_parser("sql", parents=[db_option], help="query the database read-only (a query, a file, or a prompt)",
-                         description="Read-only SQL on the database; with no QUERY and no --file, a prompt on stdin.")
+    sql = _command(sub, "sql", "query the database read-only (a query, a file, or a prompt)",
+                   "With no QUERY and no --file, a prompt on stdin; --examples lists the shipped queries.",
+                   parents=(db_option,))
     sql.add_argument("query", nargs="?", metavar="QUERY", help="SQL to run (several statements: ';' between)")
-    sql.add_argument("--file", metavar="PATH", help="run a .sql file (or a shipped example by name: top_lessons)")
+    sql.add_argument("--file", metavar="FILE", help="run a .sql file (or a shipped example by name: top_lessons)")
+    sql.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                     help="a value for the query's $NAME (repeatable; an example's header gives defaults)")
+    sql.add_argument("--examples", action="store_true", help="list the shipped example queries and what each answers")
     sql.add_argument("--format", choices=("table", "csv", "json"), default="table",
                      help="table (default), csv, or json (one JSON array per result)")
-    sql.add_argument("--max-width", type=int, default=80, metavar="N",
+    sql.add_argument("--max-width", type=at_least(0), default=80, metavar="N",
                      help="cut table cells to N characters (default: 80; 0: never)")
     sql.set_defaults(func=commands.cmd_sql)
 
 
 def _detectors_parser(sub: "argparse._SubParsersAction") -> None:
-    det = sub.add_parser("detectors", help="list the detectors a run would use, or test them",
-                         description="With no action: the detectors a run would use.")
+    det = _command(sub, "detectors", "list the detectors a run would use, or test them",
+                   "With no action: the detectors a run would use, shipped and your own.")
     det.add_argument("--detectors", action="append", default=[], metavar="DIR",
                      help="a folder of your own detectors, added to the shipped ones (repeatable)")
     det.add_argument("-v", "--verbose", action="store_true", help="show descriptions and files")
     actions = det.add_subparsers(dest="action", metavar="{test}")
-    test = actions.add_parser("test", help="run each detector's positive and negative cases (its tests/ folder)",
-                              description="Run every detector's cases; one line each, exit 1 if any fails.")
+    test = _command(actions, "test", "run each detector's positive and negative cases (its tests/ folder)",
+                    "One line per case; exit 1 if any fails.")
     test.add_argument("dirs", nargs="*", metavar="DIR",
                       help="a folder of detectors, as given to --detectors (default: the shipped detectors)")
     det.set_defaults(func=commands.cmd_detectors)
 
 
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="lessonweaver", description="Find where agents went wrong and weave it into lessons.")
-    p.add_argument("--version", action="version", version=f"lessonweaver {__version__}")
-    sub = p.add_subparsers(dest="command", required=True)
+def _forget_parser(sub: "argparse._SubParsersAction", db_option: argparse.ArgumentParser) -> None:
+    fg = _command(sub, "forget", "remove traces from the store everywhere",
+                  "Removes the traces named (by id, tenant or source) everywhere in the store: events, detections, "
+                  "lesson evidence and examples; reports from their next render. Only a hash of each id is kept, "
+                  "so a trace delivered again is not stored again.", parents=(db_option,))
+    fg.add_argument("--trace", action="append", default=[], metavar="ID", help="a trace id (repeatable)")
+    fg.add_argument("--tenant", action="append", default=[], metavar="T",
+                    help="every trace of this tenant, as the producer names it (repeatable)")
+    fg.add_argument("--source", action="append", default=[], metavar="S",
+                    help="every trace of this source (traces.source; repeatable)")
+    fg.set_defaults(func=commands.cmd_forget)
 
-    run = sub.add_parser("run", help="load trace files, detect, weave lessons and render reports")
-    options.add_arguments(run, options.RUN)
-    run.add_argument("--no-prefect", action="store_true",
-                     help="run in this process, without Prefect's server, retries and UI (same tables and reports)")
-    run.add_argument("-q", "--quiet", action="store_true", help="no progress lines, only the summary and errors")
-    run.set_defaults(func=commands.cmd_run)
 
-    _backfill_parser(sub)
-    _schedule_parser(sub)
-
-    aud = sub.add_parser("audit", help="scan the database and the reports for secrets, PII and quarantined ids")
-    aud.add_argument("--db", default=DEFAULT_DB, help=f"database file (default: {DEFAULT_DB})")
-    aud.add_argument("--out", default=DEFAULT_OUT, help=f"report folder (default: {DEFAULT_OUT}/)")
+def _read_parsers(sub: "argparse._SubParsersAction", db_option: argparse.ArgumentParser) -> None:
+    """`audit`, `export` and `show`: commands that read the database (and write elsewhere)."""
+    aud = _command(sub, "audit", "scan the database and the reports for secrets, PII and quarantined ids",
+                   "Prints each finding, masked; exit 1 if there is any.", parents=(db_option,))
+    aud.add_argument("--out", default=DEFAULT_OUT, metavar="DIR", help=OUT_HELP)
     aud.set_defaults(func=commands.cmd_audit)
-
-    db_option = argparse.ArgumentParser(add_help=False)
-    db_option.add_argument("--db", default=DEFAULT_DB, help=f"database file (default: {DEFAULT_DB})")
-    _review_parser(sub, db_option)
-
-    _export_parser(sub, db_option)
-
-    _sql_parser(sub, db_option)
-    show = sub.add_parser("show", parents=[db_option], help="a trace's timeline, with its detections marked",
-                          description="One line per event of a trace, in order (time, type, status, the start "
-                                      "of its content), each detection marked at the event it points to.")
-    show.add_argument("trace_id", metavar="TRACE_ID", help="a trace id, or a unique start of one")
-    show.set_defaults(func=commands.cmd_show)
-    _detectors_parser(sub)
-    _forget_parser(sub, db_option)
-    return p
-
-
-def _export_parser(sub: "argparse._SubParsersAction", db_option: argparse.ArgumentParser) -> None:
-    exp = sub.add_parser("export", parents=[db_option], help="write the accepted lessons as a file agents load",
-                         description="The accepted lessons, to standard output, a file (-o) or a block of their own "
-                                     "in an agent instruction file (--into).")
-    exp.add_argument("--format", default="agents-md", help="agents-md (default) or jsonl, or a template of yours")
+    exp = _command(sub, "export", "write the accepted lessons as a file agents load",
+                   "Only lessons a person accepted, with their edited text: to standard output, a file (-o) or "
+                   "a block of their own in an agent instruction file (--into).", parents=(db_option,))
+    exp.add_argument("--format", default="agents-md", metavar="NAME",
+                     help="agents-md (default) or jsonl, or a template of yours")
     where = exp.add_mutually_exclusive_group()
     where.add_argument("-o", "--output", metavar="FILE", help="write here instead of to standard output")
     where.add_argument("--into", metavar="FILE",
@@ -137,36 +202,54 @@ def _export_parser(sub: "argparse._SubParsersAction", db_option: argparse.Argume
     exp.add_argument("--diff", action="store_true", help="with --into: write nothing; show what would change")
     exp.add_argument("--templates", metavar="DIR", help="a folder with export/<format>.j2 templates of your own")
     exp.set_defaults(func=commands.cmd_export)
+    show = _command(sub, "show", "a trace's timeline, with its detections marked",
+                    "One line per event of a trace, in order (time, type, status, the start of its content), "
+                    "each detection marked at the event it points to.", parents=(db_option,))
+    show.add_argument("trace_id", metavar="TRACE_ID", help="a trace id, or a unique start of one")
+    show.set_defaults(func=commands.cmd_show)
 
 
-def _forget_parser(sub: "argparse._SubParsersAction", db_option: argparse.ArgumentParser) -> None:
-    fg = sub.add_parser("forget", parents=[db_option], help="remove traces from the store everywhere",
-                        description="Remove the traces named (by id, tenant or source) everywhere in the store: "
-                                    "events, detections, lesson evidence and examples; reports from their next "
-                                    "render. Only a hash of each id is kept, so a trace delivered again is not "
-                                    "stored again.")
-    fg.add_argument("--trace", action="append", default=[], metavar="ID", help="a trace id (repeatable)")
-    fg.add_argument("--tenant", action="append", default=[], metavar="T",
-                    help="every trace of this tenant, as the producer names it (repeatable)")
-    fg.add_argument("--source", action="append", default=[], metavar="S",
-                    help="every trace of this source (traces.source; repeatable)")
-    fg.set_defaults(func=commands.cmd_forget)
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="lessonweaver", description="Find where agents went wrong and weave it into lessons.")
+    p.add_argument("--version", action="version", version=f"lessonweaver {__version__}",
+                   help="show the version and exit")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    db_option = argparse.ArgumentParser(add_help=False)
+    db_option.add_argument("--db", default=DEFAULT_DB, metavar="FILE", help=DB_HELP)
+    _run_parser(sub)
+    _backfill_parser(sub)
+    _schedule_parser(sub)
+    _stored_parsers(sub, db_option)
+    _review_parser(sub, db_option)
+    _read_parsers(sub, db_option)
+    _sql_parser(sub, db_option)
+    _detectors_parser(sub)
+    _forget_parser(sub, db_option)
+    return p
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    """Parse, run the command, and turn every failure into one line and an exit status: 2 for a usage
+    problem (a bare `lessonweaver` too, which prints the usage), 1 for anything unexpected."""
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv:
+        parser().print_help(sys.stderr)
+        return 2
+    try:
+        args = parser().parse_args(argv)
+    except SystemExit as exc:  # argparse printed the usage error (2), or --help or --version (0)
+        return exc.code if isinstance(exc.code, int) else 0
+    from lessonweaver.audit import AuditFailed
     from lessonweaver.discover import InputError
     from lessonweaver.sqlfile import SqlFileError
     from lessonweaver.store import StoreError
-
-    from lessonweaver.audit import AuditFailed
 
     try:
         return args.func(args)
     except AuditFailed as exc:
         for finding in exc.findings:
             print(f"audit: {finding}", file=sys.stderr)
-        print(f"lessonweaver: the audit found {len(exc.findings)} problem(s); the reports were not published",
+        print(f"lessonweaver: the audit found {plural(len(exc.findings), 'problem')}; the reports were not published",
               file=sys.stderr)
         return 1
     except (InputError, SqlFileError, StoreError, ValueError) as exc:

@@ -17,6 +17,7 @@ from lessonweaver import options
 from lessonweaver.config import Settings
 from lessonweaver.schedule import ENTRYPOINT as NIGHTLY_FLOW
 from lessonweaver.summary import RunSummary, format_summary
+from lessonweaver.words import plural
 
 # The Prefect flows are named as a deployment names them: the package never imports flows/.
 BACKFILL_FLOW = "flows/backfill.py:backfill"
@@ -92,7 +93,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         with watched(args.quiet, in_process=False):
             run = nightly(**given)
     print(format_summary(run, STATUSES, "in-process" if args.no_prefect else "in the flow"))
+    _warn_stale(run)
     return 0
+
+
+def _warn_stale(run: RunSummary) -> None:
+    """The detectors out of date for the stored traces, on stderr too: the summary may go to a file."""
+    if run.detector_advice:
+        print(f"lessonweaver: warning: {run.detector_advice}", file=sys.stderr)
 
 
 def _night_line(run: RunSummary) -> str:
@@ -123,10 +131,12 @@ def cmd_backfill(args: argparse.Namespace) -> int:
             runs = backfill(root=args.root, start=args.start, end=args.end, **given)
     for run in runs:
         print(_night_line(run))
-    print(f"backfill:   {len(runs)} night(s), {nights[0][0]} to {nights[-1][0]}")
+    print(f"backfill:   {plural(len(runs), 'night')}, {nights[0][0]} to {nights[-1][0]}")
     print(f"database:   {settings.db}")
     for path in runs[-1].written if runs else []:
         print(f"report:     {path}")
+    if runs:
+        _warn_stale(runs[-1])
     return 0
 
 
@@ -163,14 +173,37 @@ def cmd_forget(args: argparse.Namespace) -> int:
     if not gone.traces:
         print("forget: no stored trace matches; nothing changed")
         return 1
-    print(f"forget: {_count(gone.traces, 'trace')}, {_count(gone.events, 'event')} and "
-          f"{_count(gone.detections, 'detection')} removed; lessons {gone.lessons_before} -> {gone.lessons_after}. "
+    print(f"forget: {plural(gone.traces, 'trace')}, {plural(gone.events, 'event')} and "
+          f"{plural(gone.detections, 'detection')} removed; lessons {gone.lessons_before} -> {gone.lessons_after}. "
           "Reports show it from their next render.")
     return 0
 
 
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")
+def cmd_redetect(args: argparse.Namespace) -> int:
+    """`lessonweaver redetect`: the detectors again over the stored traces; 1 if one of them failed."""
+    from lessonweaver import redetect
+
+    settings = Settings(db=_existing_db(args.db), out=args.out, detector_dirs=tuple(args.detector_dirs),
+                        templates=args.templates, tenant=args.tenant)
+    done = redetect.redetect(settings, args.only)
+    print("\n".join(redetect.summary(done)))
+    return 1 if done.failed else 0
+
+
+def cmd_render(args: argparse.Namespace) -> int:
+    """`lessonweaver render`: the reports again from the database alone (no input read), audited."""
+    from lessonweaver import pipeline, store
+
+    con = store.connect(_existing_db(args.db), read_only=True)
+    try:
+        run = pipeline.render_stored(con, args.out, args.templates,
+                                     pipeline.tenant_key(con, args.tenant, Settings().tenant_salt))
+    finally:
+        con.close()
+    print(f"render: the reports of run {run.run_id} (night {run.night}) from {args.db} as it stands now"
+          + (f", tenant {args.tenant}'s lessons only" if args.tenant else "") + ", audited: clean")
+    print("\n".join(f"report:     {path}" for path in run.written))
+    return 0
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
@@ -184,8 +217,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
         con.close()
     for finding in findings:
         print(finding)
-    print(f"audit: {args.db} and {len(files)} file(s) in {args.out}/: "
-          + (f"{len(findings)} finding(s)" if findings else "clean"))
+    print(f"audit: {args.db} and {plural(len(files), 'file')} in {args.out}/: "
+          + (plural(len(findings), "finding") if findings else "clean"))
     return 1 if findings else 0
 
 
@@ -216,7 +249,7 @@ def _test_detectors(dirs: list[str]) -> int:
     for outcome in cases.run_all(found):
         print(f"FAIL  {outcome.name}: {outcome.failure}" if outcome.failure else f"ok    {outcome.name}", flush=True)
         failed, passed = failed + bool(outcome.failure), passed + (not outcome.failure)
-    print(f"detectors test: {len(found)} detector(s), {passed} passed, {failed} failed")
+    print(f"detectors test: {plural(len(found), 'detector')}, {passed} passed, {failed} failed")
     return 1 if failed else 0
 
 
@@ -226,36 +259,78 @@ def _existing_db(db: str) -> str:
     return db
 
 
-def _show_lesson(lesson: dict, verbose: bool) -> None:
+def _line(value: object) -> str:
+    """Trace text for the terminal: scrubbed like the reports, on one line, with no control characters
+    (an escape sequence in a trace must not drive the terminal)."""
+    from lessonweaver.render import scrub
+
+    text = " ".join(scrub(value).split())
+    return "".join(c if c.isprintable() else "?" for c in text)
+
+
+def _lesson_line(lesson: dict, verbose: bool) -> None:
     print(f"{lesson['lesson_id']}  {lesson['review']:<8}  {lesson['status'] or '':<9}  {lesson['severity']:<8}"
-          f"  {lesson['priority'] or 0:>7.2f}  {lesson['occurrences']:>5}x  {lesson['title']}")
+          f"  {lesson['priority'] or 0:>7.2f}  {lesson['occurrences']:>5}x  {_line(lesson['title'])}")
     if verbose or lesson["lesson"] != lesson["proposed_lesson"]:
-        print(f"{'':<15}lesson:   {lesson['lesson']}")
+        print(f"{'':<15}lesson:   {_line(lesson['lesson'])}")
     if verbose:
         if lesson["lesson"] != lesson["proposed_lesson"]:
-            print(f"{'':<15}proposed: {lesson['proposed_lesson']}")
+            print(f"{'':<15}proposed: {_line(lesson['proposed_lesson'])}")
         if lesson["note"]:
-            print(f"{'':<15}note:     {lesson['note']}")
+            print(f"{'':<15}note:     {_line(lesson['note'])}")
 
 
 def _list_lessons(args: argparse.Namespace, db: str) -> int:
-    from lessonweaver import render, review, store
+    """`review` with no action: the lessons that pass the filters, and how many there are in all."""
+    from lessonweaver import review, store
 
+    filters = review.Filters(None if args.all else args.decision, args.detector, args.source, args.severity,
+                             args.status)
     con = store.connect(db, read_only=True)
     try:
-        if args.action == "show":
-            shown = review.candidates(con, None, review.resolve_id(con, args.lesson_id))
-        else:
-            shown = review.candidates(con, None if args.all else args.decision, limit=args.limit)
+        shown = review.candidates(con, filters, limit=args.limit)
     finally:
         con.close()
     for lesson in shown:
-        lesson.update({k: render.scrub(lesson[k]) for k in ("title", "lesson", "proposed_lesson")
-                       if lesson.get(k) is not None})
-        _show_lesson(lesson, args.verbose or args.action == "show")
-    if args.action is None:
-        which = "lessons" if args.all else f"{args.decision} lessons"
-        print(f"({len(shown)} {which}; accept, reject or edit one with: lessonweaver review accept|reject|edit ID)")
+        _lesson_line(lesson, args.verbose)
+    matching = shown[0]["matching"] if shown else 0
+    which = plural(matching, "lesson") if args.all else plural(matching, f"{args.decision} lesson")
+    narrowed = [f"{k} {v}" for k, v in (("detector", args.detector), ("source", args.source),
+                                         ("severity", args.severity), ("status", args.status)) if v]
+    print(f"({f'{len(shown)} of ' if len(shown) < matching else ''}{which}"
+          + (f" with {', '.join(narrowed)}" if narrowed else "")
+          + "; accept, reject or edit with: lessonweaver review accept|reject|edit ID)")
+    return 0
+
+
+def _show_in_full(db: str, lesson_id: str) -> int:
+    """`review show ID`: one lesson, everything a reviewer needs to decide on it."""
+    from lessonweaver import review, store
+
+    con = store.connect(db, read_only=True)
+    try:
+        lesson_id = review.resolve_id(con, lesson_id)
+        (lesson,) = review.candidates(con, review.Filters(decision=None), lesson_id)
+        nights = review.sightings(con, lesson_id)
+    finally:
+        con.close()
+    row = "{:<12}{}".format
+    print(f"{lesson['lesson_id']}  {_line(lesson['title'])}")
+    print(row("status", f"{lesson['status']} · {lesson['detector']} · severity {lesson['severity']} · "
+                        f"{lesson['category']}, {lesson['confidence']} · priority {lesson['priority'] or 0:.2f}"))
+    print(row("review", lesson["review"] + (f" ({str(lesson['decided_at'])[:16]})" if lesson["decided_at"] else "")))
+    if lesson["note"]:
+        print(row("note", _line(lesson["note"])))
+    print(row("seen", f"{plural(lesson['occurrences'], 'occurrence')} in {plural(lesson['trace_count'], 'trace')}"
+                      f" · source {_line(lesson['source'])} · task {_line(lesson['task'])}"))
+    print(row("nights", f"first {lesson['first_night']}, last {lesson['last_night']} "
+                        f"({plural(lesson['nights_seen'] or 0, 'night')})"))
+    for key in ("problem", "lesson", "proposed_lesson", "evidence"):
+        if key != "proposed_lesson" or lesson["lesson"] != lesson["proposed_lesson"]:
+            print(row("proposed" if key == "proposed_lesson" else key, _line(lesson[key])))
+    print(row("examples", ", ".join(_line(t) for t in lesson["example_trace_ids"] or [])))
+    for i, (night, occurrences, traces) in enumerate(nights):
+        print(row("sightings" if i == 0 else "", f"{night}  {plural(occurrences, 'occurrence')} in {plural(traces, 'trace')}"))
     return 0
 
 
@@ -263,18 +338,19 @@ def cmd_review(args: argparse.Namespace) -> int:
     from lessonweaver import review, store
 
     db = _existing_db(args.db)
-    if args.action in (None, "show"):
+    if args.action is None:
         return _list_lessons(args, db)
+    if args.action == "show":
+        return _show_in_full(db, args.lesson_ids[0])
     decision = {"accept": "accepted", "reject": "rejected", "edit": None}[args.action]
-    if args.action == "edit" and args.text is None:
-        raise ValueError("review edit needs --text")
     with store.writing(db) as work:
         con = store.connect(work)
         try:
-            lesson = review.decide(con, args.lesson_id, decision, args.text, args.note)
+            decided = review.decide_all(con, args.lesson_ids, decision, args.text, args.note)
         finally:
             con.close()
-    print(f"{lesson['lesson_id']}: {lesson['review']}" + (" (text edited)" if args.text is not None else ""))
+    for lesson in decided:
+        print(f"{lesson['lesson_id']}: {lesson['review']}" + (" (text edited)" if args.text is not None else ""))
     return 0
 
 
@@ -325,9 +401,14 @@ def _export_into(args: argparse.Namespace, text: str) -> int:
 
 
 def cmd_sql(args: argparse.Namespace) -> int:
-    from lessonweaver import explore
+    from lessonweaver import examples, explore
 
-    return explore.main(args.db, args.query, args.file, args.format, args.max_width)
+    if args.examples:
+        if args.query is not None or args.file is not None or args.param:
+            raise ValueError("--examples lists the shipped queries: give it alone")
+        print(examples.listing(examples.shipped()))
+        return 0
+    return explore.main(args.db, args.query, args.file, args.format, args.max_width, params=args.param)
 
 
 def cmd_show(args: argparse.Namespace) -> int:

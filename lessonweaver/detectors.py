@@ -14,6 +14,8 @@ Shipped detectors live in sql/detectors/<id>/<id>.sql beside their tests (lesson
 adds one by dropping a file, or a folder of that shape, into a folder passed with --detectors.
 """
 
+import hashlib
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,7 +39,7 @@ OPTIONAL_COLUMNS = ("event_id", "seq", "severity", "problem", "lesson", "categor
 _ID = re.compile(r"^[a-z][a-z0-9_]*$")
 
 DETECTIONS_TABLE = """
-CREATE OR REPLACE TABLE detections (
+CREATE OR REPLACE {kind} TABLE {table} (
     detector VARCHAR, trace_id VARCHAR, event_id VARCHAR, seq INTEGER, severity VARCHAR,
     evidence VARCHAR, problem VARCHAR, lesson VARCHAR, lesson_id VARCHAR,
     category VARCHAR, confidence VARCHAR, lesson_key VARCHAR
@@ -72,6 +74,7 @@ class Detector:
     confidence: str = "certain"
     formats: tuple[str, ...] = ()  # read only traces of these formats; empty: every format
     tests: Path | None = None  # its folder of positive and negative cases (lessonweaver.cases)
+    fingerprint: str = ""  # a hash of its header and query: tells a changed detector (lessonweaver.versions)
 
 
 def _detector(f: SqlFile, tests: Path | None, known_formats: list[str]) -> Detector:
@@ -90,8 +93,9 @@ def _detector(f: SqlFile, tests: Path | None, known_formats: list[str]) -> Detec
     unknown = [x for x in formats if x not in known_formats]
     if unknown:
         raise SqlFileError(f"{f.path}: formats: unknown format {', '.join(unknown)} (known: {', '.join(known_formats)})")
+    fingerprint = hashlib.sha256(json.dumps([h, f.body], sort_keys=True).encode()).hexdigest()[:16]
     return Detector(h["id"], h["title"], h["severity"], h["description"], h.get("lesson", ""), f,
-                    h.get("category", "agent"), h.get("confidence", "certain"), formats, tests)
+                    h.get("category", "agent"), h.get("confidence", "certain"), formats, tests, fingerprint)
 
 
 def load_detectors(extra_dirs: tuple[str, ...] | list[str] = ()) -> list[Detector]:
@@ -124,21 +128,23 @@ def scoped_query(d: Detector) -> str:
             f"SELECT * FROM (\n{d.sql.body.rstrip().removesuffix(';')}\n)")
 
 
-def run_detector(con: duckdb.DuckDBPyConnection, d: Detector) -> int:
-    """Run one detector into `detections`; returns its row count. Raises SqlFileError on a bad result."""
+def run_detector(con: duckdb.DuckDBPyConnection, d: Detector, into: str = "detections") -> int:
+    """Run one detector into the table `into` (shaped as DETECTIONS_TABLE); returns its row count. Raises
+    SqlFileError on a bad result."""
     con.execute(f"CREATE OR REPLACE TEMP TABLE detector_out AS {scoped_query(d)}")
     columns = {row[0] for row in con.execute("DESCRIBE detector_out").fetchall()}
     missing = [c for c in REQUIRED_COLUMNS if c not in columns]
     if missing:
-        raise SqlFileError(f"{d.sql.path}: the query must return column(s) {', '.join(missing)}")
+        raise SqlFileError(f"{d.sql.path}: the query must return {'column' if len(missing) == 1 else 'columns'} "
+                           f"{', '.join(missing)}")
     pick = {c: (f"CAST(o.{c} AS VARCHAR)" if c in columns else "NULL") for c in OPTIONAL_COLUMNS}
     pick["seq"] = "CAST(o.seq AS INTEGER)" if "seq" in columns else "NULL"
     template = d.lesson or "{evidence}"
     key = f"nullif(trim({pick['lesson_key']}), '')"
     con.execute(
         f"""
-        INSERT INTO detections (detector, trace_id, event_id, seq, severity, evidence, problem, lesson, lesson_id,
-                                category, confidence, lesson_key)
+        INSERT INTO {into} (detector, trace_id, event_id, seq, severity, evidence, problem, lesson, lesson_id,
+                            category, confidence, lesson_key)
         SELECT ?, CAST(o.trace_id AS VARCHAR), {pick['event_id']}, {pick['seq']},
                coalesce(lower({pick['severity']}), ?),
                CAST(o.evidence AS VARCHAR),
@@ -160,13 +166,16 @@ def run_detector(con: duckdb.DuckDBPyConnection, d: Detector) -> int:
     return n
 
 
-def detect(con: duckdb.DuckDBPyConnection, detectors: list[Detector]) -> dict[str, str]:
-    """Run every detector over the staged traces; returns {detector id: error} for those that failed."""
-    con.execute(DETECTIONS_TABLE)
+def detect(con: duckdb.DuckDBPyConnection, detectors: list[Detector], into: str = "detections",
+           temporary: bool = False) -> dict[str, str]:
+    """Run every detector over the traces and events the connection sees (a batch's staged ones, or a
+    database's stored ones for redetect) into the table `into`, made afresh; returns {detector id: error}
+    for those that failed, which leave no rows."""
+    con.execute(DETECTIONS_TABLE.format(kind="TEMP" if temporary else "", table=into))
     errors: dict[str, str] = {}
     for d in detectors:
         try:
-            run_detector(con, d)
+            run_detector(con, d, into)
         except SqlFileError as exc:
             errors[d.id] = str(exc)
         except duckdb.Error as exc:

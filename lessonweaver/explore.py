@@ -13,15 +13,13 @@ import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 import duckdb
 
-from lessonweaver import store
+from lessonweaver import examples, store
 from lessonweaver.config import DEFAULT_DB
 from lessonweaver.lessons import STATUSES
-from lessonweaver.resources import sql_path
 from lessonweaver.store import StoreError
 
 if TYPE_CHECKING:
@@ -130,9 +128,11 @@ def split(sql: str) -> list[duckdb.Statement]:
         raise _failure(exc) from None
 
 
-def run(db: str, sql: str, fmt: str = "table", max_width: int = 80) -> list[Result]:
-    """Run every statement of `sql` on one fresh read-only connection; the results of those that return
-    rows, formatted. The connection is closed before anything is printed."""
+def run(db: str, sql: str, fmt: str = "table", max_width: int = 80,
+        params: dict[str, str | None] | None = None) -> list[Result]:
+    """Run every statement of `sql` on one fresh read-only connection, each with the `params` (`$name`)
+    it uses; the results of those that return rows, formatted. The connection is closed before anything
+    is printed."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format '{fmt}' (known: {', '.join(FORMATS)})")
     statements = split(sql)
@@ -142,7 +142,8 @@ def run(db: str, sql: str, fmt: str = "table", max_width: int = 80) -> list[Resu
     with read_only(db) as con:
         for statement in statements:
             try:
-                rel = con.sql(statement.query)  # runs at once unless it is a query
+                named = {p: (params or {}).get(p) for p in statement.named_parameters}
+                rel = con.sql(statement.query, params=named or None)  # runs at once unless it is a query
                 kinds = statement.expected_result_type
                 if (rel is not None and duckdb.ExpectedResultType.QUERY_RESULT in kinds
                         and duckdb.ExpectedResultType.CHANGED_ROWS not in kinds):  # not a row count
@@ -152,18 +153,6 @@ def run(db: str, sql: str, fmt: str = "table", max_width: int = 80) -> list[Resu
                 failure.results = results
                 raise failure from None
     return results
-
-
-def read_sql_file(path: str) -> str:
-    """The text of a .sql file; a name of a shipped example (`top_lessons`) works too."""
-    candidates = [Path(path)]
-    if not Path(path).exists():
-        examples = sql_path("examples")
-        candidates += [examples / path, examples / f"{path}.sql"]
-    for candidate in candidates:
-        if candidate.is_file():
-            return candidate.read_text(encoding="utf-8")
-    raise ValueError(f"no SQL file at {path}")
 
 
 def _emit(results: list[Result], fmt: str, out: IO[str]) -> None:
@@ -176,20 +165,26 @@ def _emit(results: list[Result], fmt: str, out: IO[str]) -> None:
 
 
 def main(db: str, query: str | None, file: str | None, fmt: str = "table", max_width: int = 80,
-         stdin: IO[str] | None = None, out: IO[str] | None = None, err: IO[str] | None = None) -> int:
-    """`lessonweaver sql`: a query, a file, or (with neither) a prompt. Returns the exit status:
-    0 done, 1 a query failed; database and usage problems raise StoreError / ValueError (status 2)."""
+         stdin: IO[str] | None = None, out: IO[str] | None = None, err: IO[str] | None = None,
+         params: list[str] | None = None) -> int:
+    """`lessonweaver sql`: a query or a file (with `params`, NAME=VALUE each, for its `$name`s), or
+    (with neither) a prompt. Returns the exit status: 0 done, 1 a query failed; database and usage
+    problems raise StoreError / ValueError (status 2)."""
     out, err = out or sys.stdout, err or sys.stderr
     if query is not None and file is not None:
         raise ValueError("give a QUERY or --file, not both")
     if max_width < 0:
         raise ValueError("--max-width must be 0 (no limit) or more")
+    declared: tuple[examples.Parameter, ...] = ()
     if file is not None:
-        query = read_sql_file(file)
+        query, declared = examples.read(file)
     if query is None:
+        if params:
+            raise ValueError("--param goes with a QUERY or --file")
         return prompt(db, fmt, max_width, stdin or sys.stdin, out, err)
     try:
-        _emit(run(db, query, fmt, max_width), fmt, out)
+        values = examples.bind(split(query), declared, params or [])
+        _emit(run(db, query, fmt, max_width, values), fmt, out)
     except QueryError as exc:
         _emit(exc.results, fmt, out)
         print(f"lessonweaver: error: {exc}", file=err)

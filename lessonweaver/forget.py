@@ -8,7 +8,6 @@ so a trace delivered again is not stored again. The database file is then writte
 removed rows' bytes are not left in its free blocks. Reports show the change from their next render.
 """
 
-import datetime as dt
 import os
 from dataclasses import dataclass
 
@@ -39,7 +38,7 @@ def forget(db: str, trace_ids: list[str], tenants: list[str], sources: list[str]
             tenant_hashes = [tenant_hash(store.tenant_salt(con, salt), t) for t in tenants]
             gone = _remove(con, trace_ids, tenant_hashes, sources)
             if gone.traces:
-                gone.lessons_after = _weave(con, resolve_after)
+                gone.lessons_after = lessons.reweave(con, resolve_after)[1]
         finally:
             con.close()
         if gone.traces:
@@ -63,13 +62,6 @@ def _remove(con: duckdb.DuckDBPyConnection, trace_ids: list[str], tenant_hashes:
         con.execute("ROLLBACK")
         raise
     return gone
-
-
-def _weave(con: duckdb.DuckDBPyConnection, resolve_after: int) -> int:
-    """Lessons again, as of the last run's night; returns how many there are."""
-    run_id, night = con.execute("SELECT run_id, night FROM runs ORDER BY started_at DESC LIMIT 1").fetchone() \
-        or ("forget", dt.date.today())
-    return lessons.weave(con, run_id, night, resolve_after)[1]
 
 
 def _rewrite(work: str) -> None:

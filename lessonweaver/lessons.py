@@ -107,13 +107,16 @@ def newest_night(con: duckdb.DuckDBPyConnection) -> dt.date | None:
 
 
 def weave(con: duckdb.DuckDBPyConnection, run_id: str, night: dt.date, resolve_after: int = 7,
-          merge_threshold: float = 0.6) -> tuple[int, int]:
+          merge_threshold: float = 0.6, resight: tuple[str, ...] | list[str] = ()) -> tuple[int, int]:
     """Merge new variants, record this run's sightings and rebuild `lessons` as of the newest night seen,
-    in one transaction.
+    in one transaction. `resight`: detectors whose detections were replaced (redetect), whose sightings
+    are counted again.
     Returns (lessons new in this run and not rejected, lessons in all)."""
     con.execute("BEGIN TRANSACTION")
     try:
         merge_variants(con, merge_threshold)
+        if resight:
+            execute(con, "weave/resight.sql", detectors=list(resight))
         record_sightings(con, night)
         as_of = max(night, newest_night(con) or night)
         new, total = execute(con, "weave/lessons.sql", night=as_of, resolve_after=resolve_after,
@@ -126,3 +129,13 @@ def weave(con: duckdb.DuckDBPyConnection, run_id: str, night: dt.date, resolve_a
         con.execute("ROLLBACK")
         raise
     return new, total
+
+
+def reweave(con: duckdb.DuckDBPyConnection, resolve_after: int = 7, merge_threshold: float = 0.6,
+            resight: tuple[str, ...] | list[str] = ()) -> tuple[int, int]:
+    """Weave outside a run (forget, redetect): as of the latest run's night, so each lesson keeps the
+    status that run gave it unless what it is made of changed."""
+    rows = con.execute("SELECT run_id, coalesce(night, started_at::DATE) FROM runs "
+                       "ORDER BY started_at DESC LIMIT 1").fetchall()
+    run_id, night = rows[0] if rows else ("", dt.datetime.now(dt.timezone.utc).date())
+    return weave(con, run_id, night, resolve_after, merge_threshold, resight)

@@ -34,12 +34,13 @@ class Option:
 OPTIONS: tuple[Option, ...] = (
     Option("paths", "", f"files or folders (recursive); default: {DEFAULT_INPUT}/", [DEFAULT_INPUT],
            metavar="PATH", repeatable=True, commands=(RUN, SCHEDULE)),
-    Option("db", "--db", f"database file (default: {DEFAULT_DB})", DEFAULT_DB),
-    Option("out", "--out", f"report folder (default: {DEFAULT_OUT}/)", DEFAULT_OUT),
+    Option("db", "--db", f"database file (default: {DEFAULT_DB})", DEFAULT_DB, metavar="FILE"),
+    Option("out", "--out", f"report folder (default: {DEFAULT_OUT}/)", DEFAULT_OUT, metavar="DIR"),
     Option("detector_dirs", "--detectors", "a folder of your own detector .sql files (repeatable)", [],
            metavar="DIR", repeatable=True),
     Option("templates", "--templates", "a folder of templates used before the shipped ones", metavar="DIR"),
-    Option("format", "--format", "read every file with this adapter instead of detecting the format"),
+    Option("format", "--format", "read every file with this adapter instead of detecting the format",
+           metavar="NAME"),
     Option("pii", "--pii", "personal data in untagged traces: redact it in place (default) or quarantine the trace",
            "redact", choices=("redact", "quarantine")),
     Option("tenant", "--tenant", "render the reports from this tenant's traces only", metavar="T"),
@@ -48,12 +49,12 @@ OPTIONS: tuple[Option, ...] = (
     Option("dask_address", "--dask-address", "the Dask scheduler to use (default with --runner dask: a local cluster)",
            metavar="tcp://HOST:PORT"),
     Option("workers", "--workers", "batches staged at once, sharing the cores and the memory limit "
-           "(default: one per core)", 0, type=int),
+           "(default: one per core)", 0, type=int, metavar="N"),
     Option("batch_mb", "--batch-mb", "input per batch (default: 64)", 64.0, type=float, metavar="MB"),
     Option("work_dir", "--work-dir", "where batches leave their results; must be shared with remote Dask workers",
            metavar="DIR"),
-    Option("night", "--night", "the night this run counts for in the lessons' lifecycle (default: today, UTC)",
-           metavar="YYYY-MM-DD", commands=(RUN,)),
+    Option("night", "--night", "the night this run counts for in the lessons' lifecycle, YYYY-MM-DD "
+           "(default: today, UTC)", metavar="DATE", commands=(RUN,)),
     Option("resolve_after", "--resolve-after", "nights without a sighting before a lesson is resolved (default: 7)",
            7, type=int, metavar="N"),
     Option("retain_days", "--retain-days", "after each load, drop the events of traces older than N days; traces, "

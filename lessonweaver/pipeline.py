@@ -19,11 +19,13 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from lessonweaver import adapters, audit, detectors, discover, fingerprint, forget, lessons, privacy, progress, render, store
+from lessonweaver import (adapters, audit, detectors, discover, fingerprint, forget, lessons, privacy, progress, render,
+                          store, versions)
 from lessonweaver.batch import BatchResult, run_batch, split_traces
 from lessonweaver.config import Settings, batch_memory_limit, memory_bytes, parse_night
 from lessonweaver.crashpoints import reached
-from lessonweaver.summary import RunSummary
+from lessonweaver.summary import RUN_COLUMNS, RunSummary
+from lessonweaver.words import plural
 
 LOG = logging.getLogger("lessonweaver")
 Log = logging.Logger | logging.LoggerAdapter
@@ -116,7 +118,8 @@ def stage(files: list[discover.InputFile], settings: Settings, folder: str, know
                     "(%s); for very large traces, run with fewer --workers", label, batch_memory_limit(settings),
                     settings.memory_limit)
     size = _bytes(files)
-    log.info("batch %s staged: %d file(s), %.1f MB", label, len(files), size / 1e6, extra=progress.note(staged_bytes=size))
+    log.info("batch %s staged: %s, %.1f MB", label, plural(len(files), "file"), size / 1e6,
+             extra=progress.note(staged_bytes=size))
     return result
 
 
@@ -130,12 +133,15 @@ def load_and_weave(settings: Settings, folders: list[str], run: RunSummary, merg
     run = replace(run)
     con = store.connect(settings.db, threads=settings.threads, memory_limit=settings.memory_limit)
     try:
-        lessons.register_detectors(con, detectors.load_detectors(settings.detector_dirs))
+        found = detectors.load_detectors(settings.detector_dirs)
+        lessons.register_detectors(con, found)
+        had_traces = con.execute("SELECT count(*) FROM traces").fetchall()[0][0] > 0
         counts = store.load(con, folders, run.run_id, merged)
         reached("loaded")
         skipped_unread = run.files_skipped
         run = replace(run, **asdict(counts), status="loaded")
         run.files_skipped = skipped_unread + counts.files_skipped
+        _note_versions(con, settings, run, found, had_traces)
         if settings.retain_days:
             run.events_dropped = forget.retain(con, settings.retain_days)
         store.record_run(con, run)
@@ -148,6 +154,14 @@ def load_and_weave(settings: Settings, folders: list[str], run: RunSummary, merg
         return replace(run, **store.run_tallies(con, run.run_id))
     finally:
         con.close()
+
+
+def _note_versions(con: Any, settings: Settings, run: RunSummary, found: list[detectors.Detector],
+                   had_traces: bool) -> None:
+    """Note in the run's summary which detectors changed since the stored traces were detected (the CLI
+    prints it, the Prefect summary artifact shows it)."""
+    run.stale_detectors = versions.stale(con, found, had_traces)
+    run.detector_advice = versions.advice(run.stale_detectors, run.db, settings.out, settings.detector_dirs)
 
 
 def _weave(con: Any, settings: Settings, run: RunSummary) -> tuple[int, int]:
@@ -172,9 +186,10 @@ def nothing_new(settings: Settings, run: RunSummary) -> RunSummary | None:
         if fingerprint.stored(con) != _fingerprint(con, settings, run.night):
             return None
         run = replace(run, status="completed", nothing_new=True)
+        _note_versions(con, settings, run, detectors.load_detectors(settings.detector_dirs), had_traces=True)
         if settings.retain_days:
             run.events_dropped = forget.retain(con, settings.retain_days)
-        run.lessons_total = con.execute("SELECT count(*) FROM lessons").fetchone()[0]
+        run.lessons_total = con.execute("SELECT count(*) FROM lessons").fetchall()[0][0]
         run = replace(run, **store.run_tallies(con, run.run_id))
         run.finished_at = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
         store.record_run(con, run)
@@ -191,8 +206,8 @@ def _late_quarantine(con: Any, settings: Settings, run: RunSummary, findings: li
     if not held:
         return None
     moved = store.quarantine_loaded(con, run.run_id, held, folders)
-    log.warning("the audit found %d problem(s) in what %d trace(s) became; they are quarantined and the reports "
-                "rendered again without them", len(findings), len(held))
+    log.warning("the audit found %s in what %s became; they are quarantined and the reports rendered again "
+                "without them", plural(len(findings), "problem"), plural(len(held), "trace"))
     run = replace(run, traces_loaded=run.traces_loaded - moved.traces_quarantined,
                   traces_quarantined=run.traces_quarantined + moved.traces_quarantined,
                   records_loaded=run.records_loaded - moved.records_quarantined,
@@ -217,9 +232,7 @@ def render_and_audit(settings: Settings, run: RunSummary, folders: list[str], lo
         tenant_key = privacy.tenant_hash(settings.tenant_salt, settings.tenant) if settings.tenant else None
         render.clear_pending(settings.out)
         for round_ in range(AUDIT_ROUNDS):
-            shutil.rmtree(pending, ignore_errors=True)
-            written = render.render(con, run.as_dict(), str(pending), settings.templates, tenant_key)
-            findings = audit.audit_files(con, written) + audit.audit_database(con, run.run_id)
+            written, findings = _render_aside(con, run, pending, settings.templates, tenant_key)
             if not findings:
                 break
             again = None if round_ == AUDIT_ROUNDS - 1 else _late_quarantine(con, settings, run, findings, folders, log)
@@ -242,6 +255,53 @@ def render_and_audit(settings: Settings, run: RunSummary, folders: list[str], lo
         raise
     finally:
         con.close()
+        shutil.rmtree(pending, ignore_errors=True)
+
+
+def _render_aside(con: Any, run: RunSummary, pending: Path, templates: str | None,
+                  tenant_key: str | None) -> tuple[list[str], list[audit.Finding]]:
+    """Render every report into `pending` (emptied first), and audit them and the run's rows."""
+    shutil.rmtree(pending, ignore_errors=True)
+    written = render.render(con, run.as_dict(), str(pending), templates, tenant_key)
+    return written, audit.audit_files(con, written) + audit.audit_database(con, run.run_id)
+
+
+def stored_run(con: Any) -> RunSummary:
+    """The latest completed run (else the latest run) as the reports show it, with what the database holds
+    now: its detections and lessons counted again, since a redetect, a review or a forget may have changed
+    them. ValueError when the database has no run."""
+    columns = ", ".join(RUN_COLUMNS)
+    rows = con.execute(f"SELECT {columns} FROM runs ORDER BY status = 'completed' DESC, started_at DESC "
+                       "LIMIT 1").fetchall()
+    if not rows:
+        raise ValueError("the database has no run yet: lessonweaver run first")
+    run = RunSummary(**dict(zip(RUN_COLUMNS, rows[0])))
+    run = replace(run, **store.run_tallies(con, run.run_id))
+    run.detections = sum(run.detections_by_detector.values())
+    run.lessons_total = con.execute("SELECT count(*) FROM lessons").fetchall()[0][0]
+    return run
+
+
+def tenant_key(con: Any, tenant: str | None, configured_salt: str = "") -> str | None:
+    """The hash the store keeps for `tenant` (None without one), read without writing the database."""
+    return privacy.tenant_hash(store.tenant_salt(con, configured_salt, create=False), tenant) if tenant else None
+
+
+def render_stored(con: Any, out: str, templates: str | None = None, tenant: str | None = None) -> RunSummary:
+    """The reports rendered from the database alone, for its latest run as the database now stands (review
+    decisions, a redetect), audited as a run's are and published when clean: AuditFailed, and nothing
+    published, otherwise. Reads no input; writes nothing to the database. `tenant` is a tenant hash."""
+    if templates and not Path(templates).is_dir():
+        raise ValueError(f"template folder does not exist: {templates}")
+    run = stored_run(con)
+    pending = Path(out) / f".rendering-{secrets.token_hex(3)}"  # not `.pending-`: a run starting clears those
+    try:
+        written, findings = _render_aside(con, run, pending, templates, tenant)
+        if findings:
+            raise audit.AuditFailed(findings)
+        run.written = render.publish(written, out)
+        return run
+    finally:
         shutil.rmtree(pending, ignore_errors=True)
 
 
@@ -279,7 +339,8 @@ def _merge_split_traces(settings: Settings, steps: Steps, the_plan: Plan, folder
     ids, paths = split_traces(folders, gathering, settings.memory_limit)
     if not ids:
         return None
-    log.info("%d trace(s) were split between batches: staging their %d file(s) again together", len(ids), len(paths))
+    log.info("%s split between batches: staging their %s again together",
+             plural(len(ids), "trace was", "traces were"), plural(len(paths), "file"))
     wanted = set(paths)
     files = [f for batch in the_plan.batches for f in batch if f.path in wanted]
     return steps.stage(files=files, settings=settings, folder=f"{workdir}/merge", known_hashes=the_plan.known_hashes,
@@ -298,8 +359,8 @@ def execute(settings: Settings, steps: Steps, log: Log = LOG) -> RunSummary:
         settings = replace(settings, tenant_salt=the_plan.tenant_salt)
         run.files_seen, run.files_skipped = the_plan.files_seen, the_plan.files_skipped
         run.files_unread, run.unread_examples = len(the_plan.unread), list(the_plan.unread[:UNREAD_SHOWN])
-        log.info("%d file(s) found, %d unchanged since an earlier run, %d batch(es) to stage",
-                 the_plan.files_seen, the_plan.files_skipped, len(the_plan.batches),
+        log.info("%s found, %d unchanged since an earlier run, %s to stage", plural(the_plan.files_seen, "file"),
+                 the_plan.files_skipped, plural(len(the_plan.batches), "batch", "batches"),
                  extra=progress.note(len(the_plan.batches), sum(_bytes(b) for b in the_plan.batches)))
         quiet = None if the_plan.batches else nothing_new(settings, run)
         if quiet:

@@ -30,6 +30,7 @@ from lessonweaver.detectors import SEVERITIES
 from lessonweaver.lessons import STATUSES
 from lessonweaver.resources import resource_dir
 from lessonweaver.scrub import scrub
+from lessonweaver.words import plural
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>!|#~{}()])")
 _AUTOLINK = re.compile(r"(?i)\b(?:(h)tt(ps?:)|(f)t(p:)|(www)\.)")
@@ -94,6 +95,7 @@ def environment(templates: str | None = None) -> jinja2.Environment:
     env.filters["when"] = lambda v: str(v or "")[:16].replace("T", " ")
     env.filters["json"] = lambda v: json.dumps(v, ensure_ascii=False, sort_keys=True)
     env.filters["swatch"] = lambda v: Markup(charts.swatch(str(v)))
+    env.globals["plural"] = plural
     return env
 
 

@@ -7,6 +7,7 @@ before the next run already show it. Edited text is screened like trace content:
 paste a secret or personal data into what lessonweaver publishes.
 """
 
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import duckdb
@@ -50,11 +51,20 @@ def check_text(con: duckdb.DuckDBPyConnection, text: str) -> str:
 
 def decide(con: duckdb.DuckDBPyConnection, lesson_id: str, decision: str | None = None,
            text: str | None = None, note: str | None = None) -> dict[str, Any]:
-    """Record a decision (or, with decision None, keep the current one) and optionally new lesson text.
-    Returns the lesson as it now stands."""
+    """Record a decision on one lesson (see decide_all); returns the lesson as it now stands."""
+    return decide_all(con, [lesson_id], decision, text, note)[0]
+
+
+def decide_all(con: duckdb.DuckDBPyConnection, lesson_ids: list[str], decision: str | None = None,
+               text: str | None = None, note: str | None = None) -> list[dict[str, Any]]:
+    """Record a decision (or, with decision None, keep the current one) and optionally new lesson text, on
+    every lesson named, in one transaction: when one id names no lesson (or several), none is changed.
+    New text goes with one lesson only. Returns the lessons as they now stand, in the order named."""
     if decision is not None and decision not in DECISIONS:
         raise ReviewError(f"decision must be one of {', '.join(DECISIONS)}")
-    lesson_id = resolve_id(con, lesson_id)
+    ids = list(dict.fromkeys(resolve_id(con, lesson_id) for lesson_id in lesson_ids))
+    if text is not None and len(ids) != 1:
+        raise ReviewError("--text goes with one lesson: give one lesson id")
     if text is not None:
         text = check_text(con, text)
     if note is not None:
@@ -64,15 +74,12 @@ def decide(con: duckdb.DuckDBPyConnection, lesson_id: str, decision: str | None 
         con.execute(
             """
             CREATE OR REPLACE TEMP TABLE review_new AS
-            SELECT ? AS lesson_id,
-                   coalesce(?::VARCHAR, (SELECT decision FROM reviews WHERE lesson_id = ?), 'pending') AS decision,
-                   coalesce(?::VARCHAR, (SELECT text FROM reviews WHERE lesson_id = ?)) AS text,
-                   coalesce(?::VARCHAR, (SELECT note FROM reviews WHERE lesson_id = ?)) AS note,
+            SELECT i.lesson_id, coalesce($decision::VARCHAR, r.decision, 'pending') AS decision,
+                   coalesce($text::VARCHAR, r.text) AS text, coalesce($note::VARCHAR, r.note) AS note,
                    now()::TIMESTAMP AS decided_at
-            """,
-            [lesson_id, decision, lesson_id, text, lesson_id, note, lesson_id],
-        )
-        con.execute("DELETE FROM reviews WHERE lesson_id = ?", [lesson_id])
+            FROM (SELECT unnest($ids::VARCHAR[]) AS lesson_id) i LEFT JOIN reviews r USING (lesson_id)
+            """, {"decision": decision, "text": text, "note": note, "ids": ids})
+        con.execute("DELETE FROM reviews WHERE lesson_id IN (SELECT lesson_id FROM review_new)")
         con.execute("INSERT INTO reviews BY NAME SELECT * FROM review_new")
         con.execute(
             """
@@ -85,20 +92,43 @@ def decide(con: duckdb.DuckDBPyConnection, lesson_id: str, decision: str | None 
     except BaseException:
         con.execute("ROLLBACK")
         raise
-    return candidates(con, None, lesson_id)[0]
+    return [candidates(con, Filters(decision=None), lesson_id)[0] for lesson_id in ids]
 
 
-def candidates(con: duckdb.DuckDBPyConnection, decision: str | None = "pending", lesson_id: str | None = None,
+@dataclass(frozen=True)
+class Filters:
+    """Which lessons a listing shows; None: any."""
+    decision: str | None = "pending"
+    detector: str | None = None
+    source: str | None = None
+    severity: str | None = None
+    status: str | None = None
+
+
+def candidates(con: duckdb.DuckDBPyConnection, filters: Filters = Filters(), lesson_id: str | None = None,
                limit: int | None = None) -> list[dict[str, Any]]:
-    """Lessons by priority, with their review state; `decision` None means every decision."""
+    """Lessons by priority, with their review state, that pass `filters` (or the one lesson `lesson_id`);
+    each row carries `matching`, how many lessons pass before `limit` cuts the list."""
     return con.sql(
         """
         SELECT l.lesson_id, l.review, l.status, l.severity, l.priority, l.occurrences, l.trace_count,
-               l.detector, l.title, l.lesson, l.proposed_lesson, r.note, r.decided_at
+               l.detector, l.source, l.task, l.category, l.confidence, l.title, l.problem, l.evidence,
+               l.lesson, l.proposed_lesson, l.example_trace_ids, l.first_night, l.last_night, l.nights_seen,
+               l.variants, r.note, r.decided_at, count(*) OVER () AS matching
         FROM lessons l LEFT JOIN reviews r USING (lesson_id)
-        WHERE (?::VARCHAR IS NULL OR l.review = ?::VARCHAR) AND (?::VARCHAR IS NULL OR l.lesson_id = ?::VARCHAR)
+        WHERE ($decision::VARCHAR IS NULL OR l.review = $decision) AND ($id::VARCHAR IS NULL OR l.lesson_id = $id)
+          AND ($detector::VARCHAR IS NULL OR l.detector = $detector)
+          AND ($source::VARCHAR IS NULL OR l.source = $source)
+          AND ($severity::VARCHAR IS NULL OR l.severity = $severity)
+          AND ($status::VARCHAR IS NULL OR l.status = $status)
         ORDER BY l.priority DESC, l.lesson_id
-        LIMIT ?
+        LIMIT $limit
         """,
-        params=[decision, decision, lesson_id, lesson_id, limit if limit is not None else 1 << 62],
+        params={**asdict(filters), "id": lesson_id, "limit": limit if limit is not None else 1 << 62},
     ).pl().to_dicts()
+
+
+def sightings(con: duckdb.DuckDBPyConnection, lesson_id: str) -> list[tuple[Any, int, int]]:
+    """What each night saw of a lesson: (night, occurrences, traces), oldest first."""
+    return con.execute("SELECT night, sum(occurrences)::BIGINT, sum(traces)::BIGINT FROM sightings "
+                       "WHERE lesson_id = ? GROUP BY night ORDER BY night", [lesson_id]).fetchall()

@@ -65,10 +65,10 @@ def connect(db: str, read_only: bool = False, threads: int | None = None,
             time.sleep(0.2)
         except duckdb.Error as exc:
             raise StoreError(f"cannot open {db}: {safe_error(exc)}") from None
+    eventstore.attach(con, db)  # where its event files are, for readers too (a run's tallies read them)
     if not read_only:
         _rename_old_columns(con)
         con.execute(query("schema.sql"))
-        eventstore.attach(con, db)
         eventstore.migrate(con)
         existing = {r[0] for r in con.execute(
             "SELECT column_name FROM duckdb_columns() WHERE table_name = 'runs' AND schema_name = 'main'").fetchall()}
@@ -149,13 +149,14 @@ def _publish(work: str, db: str) -> None:
     eventstore.sweep(db)
 
 
-def tenant_salt(con: duckdb.DuckDBPyConnection, configured: str = "") -> str:
-    """The salt for tenant hashes: the configured one, else one the database made for itself once."""
+def tenant_salt(con: duckdb.DuckDBPyConnection, configured: str = "", create: bool = True) -> str:
+    """The salt for tenant hashes: the configured one, else one the database made for itself once (made
+    now, unless `create` is False: a reader then gets "", and no stored tenant has a hash made with it)."""
     if configured:
         return configured
-    row = con.execute("SELECT value FROM settings WHERE key = 'tenant_salt'").fetchone()
-    if row:
-        return row[0]
+    rows = con.execute("SELECT value FROM settings WHERE key = 'tenant_salt'").fetchall()
+    if rows or not create:
+        return rows[0][0] if rows else ""
     salt = secrets.token_hex(16)
     con.execute("INSERT INTO settings VALUES ('tenant_salt', ?)", [salt])
     return salt

@@ -9,6 +9,8 @@ import datetime as dt
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from lessonweaver.words import plural
+
 # A run's status, as `runs.status` records it.
 STATUSES = {
     "loaded": "the load committed; weaving and rendering were still to come",
@@ -69,6 +71,8 @@ class RunSummary:
     unrecognised: list[tuple[str, int, str, int]] = _shown(list)  # (keys, count, first file, files)
     written: list[str] = _shown(list)  # the report files published
     nothing_new: bool = False  # nothing to read, and the lessons and reports in place were kept as they are
+    stale_detectors: dict[str, str] = _shown(dict)  # changed or added since the stored traces were detected
+    detector_advice: str = ""  # what to do about them, one line (lessonweaver.versions.advice)
     db: str = ""
 
     def as_dict(self) -> dict[str, Any]:
@@ -125,18 +129,18 @@ def _kept_out(run: RunSummary) -> list[str]:
     for path, n, examples in shown:
         lines.append(f"  rejected {n:>5}  {path}: " + "; ".join(examples) + ("; ..." if n > len(examples) else ""))
     if len(run.rejects_by_file) > len(shown):
-        lines.append(f"  ... and {len(run.rejects_by_file) - len(shown)} more file(s) with rejects")
+        lines.append(f"  ... and {plural(len(run.rejects_by_file) - len(shown), 'more file', 'more files')} with rejects")
     if run.rejects_by_file:
         lines.append("  (every rejected record, with its line and reason, is in the rejects table)")
     lines += [f"  note: {path}: {note}" for path, note in run.file_notes]
     if run.files_unread:
-        lines.append(f"  not read {run.files_unread:>5}  file(s) whose names are not trace files (.json, .jsonl, "
+        lines.append(f"  not read {run.files_unread:>5}  {'file' if run.files_unread == 1 else 'files'} whose names are not trace files (.json, .jsonl, "
                      f".ndjson, .gz of those): " + ", ".join(run.unread_examples)
                      + (", ..." if run.files_unread > len(run.unread_examples) else "")
                      + "; name a file to read it whatever its name")
     for keys, n, first, files in run.unrecognised[:5]:
-        lines.append(f"  not understood {n:>5}  record(s) with keys {{{keys}}} in {first}"
-                     + (f" and {files - 1} more file(s)" if files > 1 else ""))
+        lines.append(f"  not understood {n:>5}  {'record' if n == 1 else 'records'} with keys {{{keys}}} in {first}"
+                     + (f" and {plural(files - 1, 'more file', 'more files')}" if files > 1 else ""))
     return lines
 
 
@@ -160,6 +164,8 @@ def format_summary(run: RunSummary, lesson_statuses: tuple[str, ...], where: str
     lines.append(f"detections: {run.detections}")
     lines += [f"  {detector:<22} {n:>5}" for detector, n in run.detections_by_detector.items()]
     lines += [f"  {detector:<22} FAILED: {message}" for detector, message in sorted(run.detector_errors.items())]
+    if run.detector_advice:
+        lines.append(f"  {run.detector_advice}")
     lines.append(_lessons_line(run, lesson_statuses))
     t = run.timings
     lines.append(f"time:       {sum(t.values()):.1f} s {where} (" + ", ".join(f"{k} {v:.1f}" for k, v in t.items()) + ")")

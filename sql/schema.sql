@@ -103,6 +103,14 @@ CREATE TABLE IF NOT EXISTS detectors (
     path        VARCHAR
 );
 
+-- Which version of each detector made its stored detections (lessonweaver/versions.py): a run that uses
+-- another version says so and points to `lessonweaver redetect`, which brings it up to date.
+CREATE TABLE IF NOT EXISTS detector_versions (
+    detector    VARCHAR,
+    fingerprint VARCHAR,   -- a hash of the detector's header and query
+    recorded_at TIMESTAMP
+);
+
 -- Settings the database keeps for itself, e.g. the salt for tenant hashes (when none is configured).
 CREATE TABLE IF NOT EXISTS settings (
     key   VARCHAR,

@@ -146,3 +146,19 @@ def run_state(db: Path, out: Path) -> dict:
                                                 sort_keys=True) for lesson in lessons))
     state["reports"] = sorted(p.name for p in out.iterdir())
     return state
+
+
+DEMO_NIGHT = "2026-11-29"
+
+
+@pytest.fixture(scope="session")
+def demo_db(tmp_path_factory) -> Path:
+    """The demo data (data/) run once through the pipeline in this process (no Prefect), counted for
+    DEMO_NIGHT: a real database, with its reports in `reports/` beside it. Tests that write copy it first
+    (copy_db)."""
+    from lessonweaver import pipeline
+
+    folder = tmp_path_factory.mktemp("demo")
+    pipeline.run_local(Settings(paths=(str(REPO / "data"),), db=str(folder / "lw.duckdb"),
+                                out=str(folder / "reports"), night=DEMO_NIGHT))
+    return folder / "lw.duckdb"

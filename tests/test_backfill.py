@@ -84,7 +84,7 @@ def test_a_backfilled_week_has_the_lifecycle_of_nightly_runs(prefect_server, wee
     db, out = tmp_path / "lw.duckdb", tmp_path / "reports"
     assert main(["backfill", str(week), "--db", str(db), "--out", str(out), "--resolve-after", "2", "-q"]) == 0
     printed = capsys.readouterr().out
-    assert printed.count("night 2026-11-") == 7 and "backfill:   7 night(s), 2026-11-01 to 2026-11-07" in printed
+    assert printed.count("night 2026-11-") == 7 and "backfill:   7 nights, 2026-11-01 to 2026-11-07" in printed
 
     assert query_db(db, "SELECT night, status, inputs FROM runs ORDER BY started_at") == [
         (n, "completed", [str((week / n.isoformat()).resolve())]) for n in WEEK]

@@ -1,9 +1,10 @@
-"""Every option of every subcommand is honoured wherever argparse accepts it.
+"""Every option of every subcommand is honoured wherever argparse accepts it, and `--help` is consistent.
 
 An option defined on a command and again on one of its actions (`review --db X reject ID` and `review
 reject ID --db X`) must keep the value given, wherever it was given: an action's default must never
-overwrite a value given before the action. The parser tree is walked, so a new command is covered
-without editing this test.
+overwrite a value given before the action. Every command and action says what it does, every option has
+help and an agreed placeholder, and a number out of range is one clear line. The parser tree is walked,
+so a new command is covered without editing this test.
 """
 
 import argparse
@@ -11,9 +12,9 @@ import datetime as dt
 
 import pytest
 
-from conftest import write_traces
+from conftest import REPO, write_traces
 from lessonweaver import store
-from lessonweaver.cli import main, parser
+from lessonweaver.cli import METAVARS, main, parser
 
 
 def _subparsers(p: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
@@ -45,10 +46,8 @@ def _value(action: argparse.Action) -> tuple[str, object]:
     if action.choices:
         choice = next(c for c in action.choices if c != action.default)
         return str(choice), choice
-    if action.type is int:
-        return "7331", 7331
-    if action.type is float:
-        return "73.5", 73.5
+    if action.type not in (None, str):  # int, float, or a checked number (cli.at_least)
+        return "7331", action.type("7331")
     return "given-value", ["given-value"] if isinstance(action, argparse._AppendAction) else "given-value"
 
 
@@ -99,7 +98,8 @@ def test_review_acts_on_the_database_named_before_the_action(prefect_server, tmp
 
     assert main(["review", "--db", "other/lw.duckdb", "reject", lesson_id[:6], "--note", "owned by billing"]) == 0
     assert main(["review", "--db", "other/lw.duckdb", "show", lesson_id]) == 0
-    assert f"{lesson_id}  rejected" in capsys.readouterr().out
+    shown = capsys.readouterr().out
+    assert shown.startswith(f"{lesson_id}: rejected\n{lesson_id}  ") and "\nreview      rejected (" in shown
 
     def decisions(db: str) -> list[tuple]:
         con = store.connect(db, read_only=True)
@@ -110,3 +110,75 @@ def test_review_acts_on_the_database_named_before_the_action(prefect_server, tmp
 
     assert decisions("other/lw.duckdb") == [(lesson_id, "rejected", "owned by billing")]
     assert decisions("lessonweaver.duckdb") == []
+
+
+# --- --help is consistent -------------------------------------------------------------------------------
+
+PARSERS = [(("lessonweaver",), parser())] + [(("lessonweaver", *path), chain[-1]) for path, chain in _paths(parser())]
+
+
+@pytest.mark.parametrize("path, p", PARSERS, ids=[" ".join(path) for path, _ in PARSERS])
+def test_every_command_and_option_says_what_it_is(path, p):
+    assert p.description and p.description.strip().endswith("."), f"{' '.join(path)}: a description line"
+    for action in p._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            assert all(a.help for a in action._choices_actions), f"{' '.join(path)}: every action has help"
+            continue
+        name = "/".join(action.option_strings) or action.dest
+        assert action.help and action.help != argparse.SUPPRESS, f"{' '.join(path)} {name}: help"
+        if action.nargs != 0 and not action.choices:
+            assert action.metavar in METAVARS, f"{' '.join(path)} {name}: metavar {action.metavar!r}"
+
+
+def test_placeholders_are_those_the_readme_uses():
+    assert {"FILE", "DIR", "N"} <= METAVARS
+    lines = {" ".join(path): p.format_usage() for path, p in PARSERS}
+    assert "--db FILE" in lines["lessonweaver run"] and "--out DIR" in lines["lessonweaver run"]
+    assert "--detectors DIR" in lines["lessonweaver detectors"]
+    assert "--text TEXT" in lines["lessonweaver review edit"] and "[--text" not in lines["lessonweaver review edit"]
+    assert "--limit N" in lines["lessonweaver review"]
+
+
+def test_a_bare_command_prints_the_usage_and_exits_2(capsys):
+    assert main([]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.startswith("usage: lessonweaver [-h] [--version] COMMAND ...")
+    for name in _subparsers(parser()):
+        assert f"\n    {name} " in captured.err or f"\n    {name}\n" in captured.err, name
+
+
+NUMBERS = [pytest.param(path, action.option_strings[-1], id=f"{' '.join(path)} {action.option_strings[-1]}")
+           for path, chain in _paths(parser()) for action in chain[-1]._actions
+           if action.option_strings and action.type not in (None, str)]
+
+
+@pytest.mark.parametrize("path, option", NUMBERS)
+def test_a_number_below_its_range_is_one_clear_line(path, option, tmp_path, capsys, monkeypatch):
+    """-1 is wrong for every number a command takes: the parser or the command says so, naming the option,
+    before anything is read or written (no database error, no traceback)."""
+    monkeypatch.chdir(REPO)  # the default PATH, data/, exists: only the number is wrong
+    (tmp_path / "2026-11-01").mkdir()
+    given = {"backfill": [str(tmp_path)]}.get(path[0], [])
+    code = main([*path, *given, option, "-1", "--db", str(tmp_path / "lw.duckdb")])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert option in err.splitlines()[-1] and "Traceback" not in err and "Error:" not in err
+    assert not (tmp_path / "lw.duckdb").exists()
+
+
+def test_render_and_redetect_use_the_database_and_folder_named(demo_db, tmp_path, monkeypatch, capsys):
+    """The commands that work from the database alone act on the --db and --out given, not the defaults."""
+    from conftest import copy_db
+
+    monkeypatch.chdir(tmp_path)
+    copy_db(demo_db, tmp_path / "lessonweaver.duckdb")
+    (tmp_path / "other").mkdir()
+    copy_db(demo_db, tmp_path / "other" / "lw.duckdb")
+    untouched = (tmp_path / "lessonweaver.duckdb").read_bytes()
+    assert main(["render", "--db", "other/lw.duckdb", "--out", "other/reports"]) == 0
+    assert main(["redetect", "--detector", "retry", "--out", "other/again", "--db", "other/lw.duckdb"]) == 0
+    assert "report:   other/again/lessons.md" in capsys.readouterr().out
+    assert sorted(p.name for p in (tmp_path / "other" / "reports").iterdir()) == [
+        "lessons.html", "lessons.jsonl", "lessons.md"]
+    assert (tmp_path / "other" / "again" / "lessons.md").exists() and not (tmp_path / "reports").exists()
+    assert (tmp_path / "lessonweaver.duckdb").read_bytes() == untouched

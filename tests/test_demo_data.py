@@ -23,3 +23,29 @@ def check_demo_data(con) -> None:
 
 def test_demo_data_shows_everything():
     check_demo_data(stage([REPO / "data"]))
+
+
+def test_data_readme_gives_the_counts_of_a_run(demo_db):
+    """data/README.md's expected result and its table of detections are what a run on data/ makes."""
+    import re
+
+    from conftest import query_db
+
+    text = (REPO / "data" / "README.md").read_text(encoding="utf-8")
+    expected = re.search(r"Expected result of a run on this folder: (\d+) files, (\d+) records = (\d+) loaded \+ "
+                         r"(\d+) quarantined \+ (\d+) rejected,\s+(\d+) traces, (\d+) events \((\d+) of unknown "
+                         r"type\), (\d+) detections and (\d+) lessons", text)
+    assert expected, "data/README.md states the expected result of a run"
+    assert tuple(map(int, expected.groups())) == query_db(demo_db, """
+        SELECT files_seen, records, records_loaded, records_quarantined, records_rejected, traces_loaded,
+               events_loaded, unknown_event_types, detections, lessons_total FROM runs""")[0]
+    table = text.split("## Detections to expect")[1].split("\n## ")[0]
+    rows = re.findall(r"^\| (\w+) \| (\d+)[^|]*\| (\d+) \| [^|]*?(\d+)(?: each)?(?: \([^)]*\))? \|$", table, re.M)
+    assert len(rows) == 8
+    found = query_db(demo_db, """
+        WITH mine AS (SELECT d.* FROM detections d JOIN traces t USING (trace_id) WHERE t.format = 'lessonweaver')
+        SELECT detector, count(*), count(DISTINCT lesson_id),
+               (SELECT max(occurrences) FROM lessons l WHERE l.lesson_id IN (SELECT lesson_id FROM mine m
+                                                                           WHERE m.detector = mine.detector))
+        FROM mine GROUP BY detector""")
+    assert sorted((d, int(n), int(k), int(b)) for d, n, k, b in rows) == sorted(found)

@@ -71,12 +71,12 @@ def test_the_command_on_a_folder_of_ones_own(tmp_path: Path, capsys):
         "FAIL  every_trace/negative/clean: expected no finding, found 1, the first: seen",
         "ok    failed_tool/positive/failed",
         "ok    failed_tool/negative/worked",
-        "detectors test: 3 detector(s), 3 passed, 3 failed",
+        "detectors test: 3 detectors, 3 passed, 3 failed",
     ]
     (mine / "dropped_in.sql").unlink()
     shutil.rmtree(mine / "every_trace")
     assert main(["detectors", "test", str(mine)]) == 0
-    assert capsys.readouterr().out.splitlines()[-1] == "detectors test: 1 detector(s), 2 passed, 0 failed"
+    assert capsys.readouterr().out.splitlines()[-1] == "detectors test: 1 detector, 2 passed, 0 failed"
 
 
 def test_a_case_that_is_wrong_says_why(tmp_path: Path, capsys):
@@ -90,11 +90,11 @@ def test_a_case_that_is_wrong_says_why(tmp_path: Path, capsys):
     assert main(["detectors", "test", str(mine)]) == 1
     out = capsys.readouterr().out.splitlines()
     assert out[:2] == ["FAIL  failed_tool/positive/no_expect: a positive case needs `expect`: the findings it must yield",
-                       "FAIL  failed_tool/positive/too_many: expected 1 finding(s), found 2"]
-    assert out[2].startswith("FAIL  failed_tool/positive/torn: 1 record(s) rejected, the first: "
+                       "FAIL  failed_tool/positive/too_many: expected 1 finding, found 2"]
+    assert out[2].startswith("FAIL  failed_tool/positive/torn: 1 record rejected, the first: "
                              "not a trace in any known format (keys: trace_id; known: ")
     assert out[3:] == ["FAIL  failed_tool/negative/not_a_case: a case is a JSON object with `traces` or `records`",
-                       "detectors test: 1 detector(s), 0 passed, 4 failed"]
+                       "detectors test: 1 detector, 0 passed, 4 failed"]
 
 
 @pytest.mark.parametrize("args, message", [

@@ -16,7 +16,7 @@ import pytest
 
 import lessonweaver
 from conftest import REPO, copy_db, query_db, write_traces
-from lessonweaver import explore, store
+from lessonweaver import examples, explore, store
 from lessonweaver.cli import main
 from lessonweaver.store import StoreError
 
@@ -121,9 +121,54 @@ def test_example_runs_and_returns_the_columns_it_promises(demo: Path, path: Path
     fields = header(path)
     assert fields.get("title") and fields.get("description"), f"{path.name}: header needs title and description"
     promised = [c.strip() for c in fields["columns"].split(",")]
-    (result,) = explore.run(str(demo), path.read_text(encoding="utf-8"), "json")
+    text, declared = examples.read(path.stem)
+    # Every parameter it declares, it uses, and the other way round: its defaults make it run as it is.
+    assert {p.name for p in declared} == {p for s in duckdb.extract_statements(text) for p in s.named_parameters}
+    (result,) = explore.run(str(demo), text, "json", examples.bind(explore.split(text), declared, []))
     assert result.columns == promised
     assert len(json.loads(result.text)) > 0, f"{path.name} returns no rows on the demo data"
+
+
+def test_examples_are_listed_with_what_each_answers_and_takes(capsys):
+    code, out, _ = sql_cli(capsys, "--examples")
+    assert code == 0
+    lines = out.splitlines()
+    for path in EXAMPLES:
+        fields = header(path)
+        assert f"{path.stem:<24}{fields['title']}: {fields['description']}" in lines
+    assert "                          --param limit=20  how many lessons" in lines
+    assert lines[-1] == (f"({len(EXAMPLES)} examples in sql/examples/; "
+                         "run one with: lessonweaver sql --file NAME [--param NAME=VALUE ...])")
+    code, _, err = sql_cli(capsys, "--examples", "--file", "top_lessons")
+    assert code == 2 and err == "lessonweaver: error: --examples lists the shipped queries: give it alone\n"
+
+
+def test_an_example_takes_named_parameters_instead_of_edits(demo: Path, capsys):
+    code, out, _ = sql_cli(capsys, "--file", "top_lessons", "--param", "limit=3", "--db", str(demo), "--format", "json")
+    top = query_db(demo, "SELECT lesson_id FROM lessons WHERE review <> 'rejected' ORDER BY priority DESC, lesson_id")
+    assert code == 0 and [r["lesson_id"] for r in json.loads(out)] == [r[0] for r in top[:3]]
+    code, out, _ = sql_cli(capsys, "--file", "top_lessons", "--db", str(demo), "--format", "json")
+    assert len(json.loads(out)) == min(20, len(top))  # the declared default
+    twice = query_db(demo, "SELECT lesson_id FROM lesson_trend GROUP BY 1 HAVING count(*) = 2 ORDER BY 1")[0][0]
+    code, out, _ = sql_cli(capsys, "--file", "lesson_trend", "--param", f"lesson_id={twice}", "--db", str(demo),
+                           "--format", "json")
+    assert code == 0 and [(r["lesson_id"], r["night"]) for r in json.loads(out)] == [
+        (twice, "2026-11-28"), (twice, "2026-11-29")]
+    code, out, _ = sql_cli(capsys, "--file", "new_and_regressed", "--param", "night=2026-11-28", "--db", str(demo))
+    assert (code, out.splitlines()[-1]) == (0, "(0 rows)")  # every lesson was last seen on the 29th
+    code, out, _ = sql_cli(capsys, "SELECT $n::INTEGER * 2 AS doubled", "--param", "n=21", "--db", str(demo))
+    assert (code, out) == (0, "doubled\n-------\n     42\n(1 row)\n")
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--file", "top_lessons", "--param", "nope=1"], "the query has no parameter $nope (its parameters: $limit, $status)"),
+    (["--file", "top_lessons", "--param", "limit"], "--param takes NAME=VALUE, not 'limit'"),
+    (["SELECT $x AS x"], "the query needs a value for $x: --param x=VALUE"),
+    (["--param", "x=1"], "--param goes with a QUERY or --file"),
+])
+def test_parameters_given_wrong_are_one_line(demo: Path, capsys, argv: list[str], message: str):
+    code, out, err = sql_cli(capsys, *argv, "--db", str(demo))
+    assert (code, out, err) == (2, "", f"lessonweaver: error: {message}\n")
 
 
 def test_cli_runs_a_shipped_example_by_path_and_by_name(demo: Path, capsys):
@@ -251,7 +296,8 @@ def test_errors_are_one_line(demo: Path, tmp_path: Path, capsys):
     code, _, err = sql_cli(capsys, "SELECT 1", "--file", "x.sql", "--db", str(demo))
     assert code == 2 and err == "lessonweaver: error: give a QUERY or --file, not both\n"
     code, _, err = sql_cli(capsys, "--file", str(tmp_path / "nope.sql"), "--db", str(demo))
-    assert code == 2 and err == f"lessonweaver: error: no SQL file at {tmp_path / 'nope.sql'}\n"
+    assert code == 2 and err == (f"lessonweaver: error: no SQL file at {tmp_path / 'nope.sql'} "
+                                 "(the shipped examples: lessonweaver sql --examples)\n")
 
 
 # --- never in a run's way -------------------------------------------------------------------------------

@@ -78,7 +78,7 @@ def test_functions_are_short_enough_to_read_at_once():
     assert too_long == set()
 
 
-ENGINE_SQL = sorted(p for stage in ("stage", "load", "weave", "audit", "forget", "timeline") for p in (REPO / "sql" / stage).glob("*.sql"))
+ENGINE_SQL = sorted(p for stage in ("stage", "load", "weave", "audit", "forget", "timeline", "redetect") for p in (REPO / "sql" / stage).glob("*.sql"))
 
 
 def test_every_engine_sql_file_is_used():

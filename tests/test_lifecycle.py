@@ -176,7 +176,7 @@ def test_review_decisions_survive_reruns(prefect_server, tmp_path, capsys):
 
 @pytest.mark.parametrize("args, message", [
     (["accept", "Lnope"], "no lesson 'Lnope'"),
-    (["edit", "L"], "review edit needs --text"),
+    (["edit", "L"], "the following arguments are required: --text"),
     (["accept", "L", "--text", "key AKIAIOSFODNN7EXAMPLE here"], "sensitive data (aws_access_key)"),
     (["edit", "L", "--text", "   "], "the lesson text is empty"),
 ])

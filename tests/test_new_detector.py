@@ -42,4 +42,4 @@ def test_exact_findings_of_a_format_stay_as_they_were(added: Path):
 
 def test_the_command_tests_it_alone(added: Path, capsys):
     assert main(["detectors", "test", str(added)]) == 1
-    assert capsys.readouterr().out.splitlines()[-1] == "detectors test: 1 detector(s), 0 passed, 2 failed"
+    assert capsys.readouterr().out.splitlines()[-1] == "detectors test: 1 detector, 0 passed, 2 failed"

@@ -178,4 +178,4 @@ def test_the_summary_names_what_was_not_understood(prefect_server, tmp_path: Pat
     assert main(["run", str(folder), "--db", str(tmp_path / "lw.duckdb"), "--out", str(tmp_path / "out"), "-q"]) == 0
     out = capsys.readouterr().out
     assert "(3 of unknown type, kept: recovery_state ×2, vendor_ping ×1)" in out
-    assert "not understood     3  record(s) with keys {case_id, expected, input} in " in out
+    assert "not understood     3  records with keys {case_id, expected, input} in " in out

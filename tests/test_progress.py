@@ -39,12 +39,12 @@ def test_a_terminal_gets_a_bar(tmp_path):
     text = shown.decode("utf-8", "replace")
     assert "staging" in text and "rendering" in text
     assert " batches, " in text and " MB" in text and "left" in text
-    assert "21 file(s) found" in text  # the log lines are printed above the bar
+    assert "21 files found" in text  # the log lines are printed above the bar
     assert "completed" in stdout
 
 
 def test_a_pipe_gets_log_lines(tmp_path):
     done = subprocess.run(ARGS + options(tmp_path), cwd=REPO, capture_output=True, text=True, timeout=300, env=ENV)
     assert done.returncode == 0
-    assert "21 file(s) found" in done.stderr and "staged" in done.stderr
+    assert "21 files found" in done.stderr and "staged" in done.stderr
     assert "\x1b[" not in done.stderr and "batches, " not in done.stderr

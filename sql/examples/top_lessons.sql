@@ -1,8 +1,9 @@
 -- title: Top lessons by priority
 -- description: The lesson candidates to read first: highest priority (severity, how often, how recently), rejected ones left out.
 -- columns: lesson_id, status, priority, severity, occurrences, trace_count, nights_seen, review, title
+-- parameters: $limit = 20: how many lessons; $status: only lessons with this status, new, recurring, resolved or regressed (default: every status)
 SELECT lesson_id, status, priority, severity, occurrences, trace_count, nights_seen, review, title
 FROM lessons
-WHERE review <> 'rejected'
+WHERE review <> 'rejected' AND ($status::VARCHAR IS NULL OR status = $status::VARCHAR)
 ORDER BY priority DESC, lesson_id
-LIMIT 20;
+LIMIT $limit::INTEGER;
