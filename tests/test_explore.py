@@ -194,11 +194,11 @@ def test_table_output_is_aligned_with_a_row_count(demo: Path, capsys):
     assert lines[-1] == "(5 rows)" and len(lines) == 2 + 5 + 1
     starts = [m.start() for m in re.finditer(r"-+", lines[1])]
     expected = query_db(demo, Q)
-    for line, (lesson_id, occurrences, examples, title) in zip(lines[2:-1], expected):
+    for line, (lesson_id, occurrences, example_ids, title) in zip(lines[2:-1], expected):
         assert line[starts[0]:].startswith(lesson_id)
         assert line[starts[1]:starts[2]].strip() == str(occurrences)
         assert line[starts[1]:starts[2]].endswith(f"{occurrences}  ")  # numbers right-aligned
-        assert line[starts[2]:].startswith("[" + ", ".join(examples) + "]")
+        assert line[starts[2]:].startswith("[" + ", ".join(example_ids) + "]")
         assert line[starts[3]:] == title
 
 
