@@ -134,8 +134,8 @@ def _kept_out(run: RunSummary) -> list[str]:
         lines.append("  (every rejected record, with its line and reason, is in the rejects table)")
     lines += [f"  note: {path}: {note}" for path, note in run.file_notes]
     if run.files_unread:
-        lines.append(f"  not read {run.files_unread:>5}  {'file' if run.files_unread == 1 else 'files'} whose names are not trace files (.json, .jsonl, "
-                     f".ndjson, .gz of those): " + ", ".join(run.unread_examples)
+        lines.append(f"  not read {run.files_unread:>5}  {'file' if run.files_unread == 1 else 'files'} not named like trace "
+                     "files (.json, .jsonl, .ndjson, or those .gz): " + ", ".join(run.unread_examples)
                      + (", ..." if run.files_unread > len(run.unread_examples) else "")
                      + "; name a file to read it whatever its name")
     for keys, n, first, files in run.unrecognised[:5]:

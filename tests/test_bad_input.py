@@ -551,7 +551,7 @@ def test_files_that_are_not_trace_files_are_counted_and_named(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "files:      1 found, 1 read" in out
     line = next(x for x in out.splitlines() if "not read" in x)
-    assert "3  files whose names are not trace files" in line
+    assert "3  files not named like trace files" in line
     assert all(str(inputs / n) in line for n in ("export.csv", "notes.txt", "logs/agent.log"))
     assert ".DS_Store" not in out
     con = duckdb.connect(str(tmp_path / "lw.duckdb"), read_only=True)
