@@ -15,7 +15,7 @@ from lessonweaver.config import DEFAULT_DB, DEFAULT_OUT
 from lessonweaver.words import plural
 
 # The placeholders `--help` and the README use: a file, a folder, a number, an id, a name, ...
-METAVARS = frozenset({"FILE", "DIR", "PATH", "ROOT", "N", "MB", "DATE", "ID", "LESSON_ID", "NAME", "NAME=VALUE",
+METAVARS = frozenset({"FILE", "DIR", "PATH", "ROOT", "N", "MB", "DATE", "ID", "LESSON_ID", "TRACE_ID", "NAME", "NAME=VALUE",
                       "T", "S", "TEXT", "QUERY", "CRON", "ZONE", "tcp://HOST:PORT"})
 DB_HELP = f"database file (default: {DEFAULT_DB})"
 OUT_HELP = f"report folder (default: {DEFAULT_OUT}/)"
