@@ -19,8 +19,9 @@ install: $(STAMP)
 run: $(STAMP)
 	$(BIN)/lessonweaver run data/
 
+# Test files run on every core (pytest-xdist), each file's tests on one worker so its fixtures are made once.
 test: $(STAMP) browser
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n auto --dist loadfile
 
 # tests/test_html.py opens the HTML report in headless Chromium (Debian's `chromium` package).
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
