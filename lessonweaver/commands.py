@@ -260,12 +260,9 @@ def _existing_db(db: str) -> str:
 
 
 def _line(value: object) -> str:
-    """Trace text for the terminal: scrubbed like the reports, on one line, with no control characters
-    (an escape sequence in a trace must not drive the terminal)."""
-    from lessonweaver.render import scrub
+    from lessonweaver.scrub import one_line
 
-    text = " ".join(scrub(value).split())
-    return "".join(c if c.isprintable() else "?" for c in text)
+    return one_line(value)
 
 
 def _lesson_line(lesson: dict, verbose: bool) -> None:

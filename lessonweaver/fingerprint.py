@@ -45,7 +45,7 @@ def compute(con: duckdb.DuckDBPyConnection, detectors: list[Detector], *, night:
     """).fetchone()
     h = xxhash.xxh3_128()
     for part in (__version__, str(night), repr(options), os.path.abspath(out), repr(data),
-                 repr(sorted((d.id, d.severity, d.sql.body) for d in detectors)),
+                 repr(sorted((d.id, d.fingerprint) for d in detectors)),
                  repr(_files(resource_dir("templates"))), repr(_files(Path(templates)) if templates else None),
                  repr(_reports(out))):
         h.update(part.encode())

@@ -103,7 +103,7 @@ def record_sightings(con: duckdb.DuckDBPyConnection, night: dt.date) -> None:
 
 def newest_night(con: duckdb.DuckDBPyConnection) -> dt.date | None:
     """The newest night any run counted for: lesson statuses are as of that night."""
-    return con.execute("SELECT greatest((SELECT max(night) FROM runs), (SELECT max(night) FROM sightings))").fetchone()[0]
+    return con.execute("SELECT greatest((SELECT max(night) FROM runs), (SELECT max(night) FROM sightings))").fetchall()[0][0]
 
 
 def weave(con: duckdb.DuckDBPyConnection, run_id: str, night: dt.date, resolve_after: int = 7,

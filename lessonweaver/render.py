@@ -26,8 +26,9 @@ import polars as pl
 from markupsafe import Markup
 
 from lessonweaver import charts, timeline
+from lessonweaver.config import parse_night
 from lessonweaver.detectors import SEVERITIES
-from lessonweaver.lessons import STATUSES
+from lessonweaver.lessons import STATUSES, newest_night
 from lessonweaver.resources import resource_dir
 from lessonweaver.scrub import scrub
 from lessonweaver.words import plural
@@ -223,9 +224,8 @@ def history(con: duckdb.DuckDBPyConnection, run: dict[str, Any], shown: list[dic
     `charts`, which escapes every label itself."""
     given = run.get("night")
     # the statuses are as of the newest night run (lessons.weave), which a run for an earlier night is not
-    night = con.execute("SELECT coalesce(greatest(try_cast(?::VARCHAR AS DATE), (SELECT max(night) FROM runs), "
-                        "(SELECT max(night) FROM sightings)), current_date)",
-                        [None if given is None else str(given)]).fetchall()[0][0]
+    known = [n for n in (None if given is None else parse_night(str(given)), newest_night(con)) if n is not None]
+    night = max(known) if known else dt.datetime.now(dt.timezone.utc).date()
     trend_nights, chart_nights = nights(con, night, TREND_NIGHTS), nights(con, night, CHART_NIGHTS)
     trends = _counts(con.execute("""
         SELECT lesson_id, night, sum(occurrences) FROM sightings

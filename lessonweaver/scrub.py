@@ -31,3 +31,11 @@ def scrub(value: Any) -> str:
         if may_match(text):
             text = pattern.sub(mask, text)
     return text
+
+
+def one_line(value: Any, width: int | None = None) -> str:
+    """Scrubbed text on one line, with no control characters (an escape sequence in a trace must not drive
+    a terminal), cut to `width` with an ellipsis. Scrubbed whole first: a token cut in two would no longer
+    be seen as one."""
+    flat = "".join(c if c.isprintable() else "?" for c in " ".join(scrub(value).split())) if value else ""
+    return flat if width is None or len(flat) <= width else flat[:width - 1].rstrip() + "…"

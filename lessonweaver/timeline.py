@@ -14,7 +14,8 @@ from dataclasses import dataclass
 import duckdb
 
 from lessonweaver.queries import execute
-from lessonweaver.scrub import scrub
+from lessonweaver.scrub import one_line
+from lessonweaver.words import plural
 
 
 class TimelineError(ValueError):
@@ -108,7 +109,7 @@ def timelines(con: duckdb.DuckDBPyConnection, trace_ids: list[str], limit: int |
     marks: dict[str, list[Mark]] = {}
     for trace_id, seq, detector, severity, problem, lesson_id in execute(
             con, "timeline/detections.sql", traces=ids).fetchall():
-        marks.setdefault(trace_id, []).append(Mark(detector, severity or "", _line(problem, 200), lesson_id, seq))
+        marks.setdefault(trace_id, []).append(Mark(detector, severity or "", one_line(problem, 200), lesson_id, seq))
     rows: dict[str, list[tuple]] = {}
     for row in execute(con, "timeline/events.sql", traces=ids, limit=limit).fetchall():
         rows.setdefault(row[0], []).append(row)
@@ -124,11 +125,11 @@ def _timeline(head: tuple, rows: list[tuple], marks: list[Mark], width: int) -> 
         at.setdefault(mark.seq, []).append(mark)
     events = tuple(
         Event(seq, "" if ts is None else ts.strftime("%H:%M:%S" if one_day else "%m-%d %H:%M:%S"),
-              f"unknown ({_line(raw, 40)})" if kind == "unknown" and raw else kind or "", _line(status, 24),
-              _line(_with_tool(tool, content), width), tuple(at.pop(seq, ())))
+              f"unknown ({one_line(raw, 40)})" if kind == "unknown" and raw else kind or "", one_line(status, 24),
+              one_line(_with_tool(tool, content), width), tuple(at.pop(seq, ())))
         for _, seq, ts, kind, raw, status, tool, content, _ in rows)
     others = tuple(m for seq in sorted(at, key=lambda s: -1 if s is None else s) for m in at[seq])
-    return Timeline(trace_id, _line(source, 80), _line(task, 200), _line(outcome, 80),
+    return Timeline(trace_id, one_line(source, 80), one_line(task, 200), one_line(outcome, 80),
                     started_at or (min(times) if times else None), rows[0][8] if rows else 0, events, others)
 
 
@@ -136,12 +137,6 @@ def _with_tool(tool: str | None, content: str | None) -> str:
     """A tool event's content led by the tool's name, unless it already starts with it."""
     content = content or ""
     return f"{tool}: {content}" if tool and not content.lstrip().startswith(tool) else content
-
-
-def _line(text: str | None, width: int) -> str:
-    """`text` scrubbed (whole: a token cut in two would no longer be seen as one), on one line, cut to width."""
-    flat = " ".join(scrub(text).split()) if text else ""
-    return flat if len(flat) <= width else flat[:width - 1].rstrip() + "…"
 
 
 _ANCHOR_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
@@ -167,7 +162,7 @@ def text(t: Timeline) -> list[str]:
     """The timeline as terminal lines: a heading, then one line per event (a `>` where a detection points,
     and a `^` line under it per detection)."""
     lines = [f"trace {t.trace_id} · source {t.source or '-'} · outcome {t.outcome or '-'} · "
-             f"{_count(t.stored, 'event')} · {_count(t.detections, 'detection')}"]
+             f"{plural(t.stored, 'event')} · {plural(t.detections, 'detection')}"]
     if t.task:
         lines.append(f"task: {t.task}")
     if t.started_at:
@@ -184,7 +179,7 @@ def text(t: Timeline) -> list[str]:
                  + f"{'type':<{type_w}}  {'status':<{status_w}}  content")
     for kind, item in t.pieces():
         if kind == "gap":
-            lines.append(f"  {'':>{seq_w}}  ... {_count(item, 'event')} left out")
+            lines.append(f"  {'':>{seq_w}}  ... {plural(item, 'event')} left out")
             continue
         head = f"{'>' if item.marks else ' '} {item.seq:>{seq_w}}  " + (f"{item.when:<{when_w}}  " if when_w else "")
         lines.append(f"{head}{item.type:<{type_w}}  {item.status:<{status_w}}  {item.content}".rstrip())
@@ -195,7 +190,3 @@ def text(t: Timeline) -> list[str]:
 def _mark(mark: Mark) -> str:
     lesson = f", lesson {mark.lesson_id}" if mark.lesson_id else ""
     return f"{mark.detector} ({mark.severity}{lesson}): {mark.problem}"
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")

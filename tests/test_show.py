@@ -29,6 +29,8 @@ def demo(tmp_path_factory) -> Path:
          "events": steps},
         *({"trace_id": t, "source": "show-test", "task": "Say hello", "outcome": "success",
            "events": [{"id": "e1", "type": "final_answer", "content": "Hello."}]} for t in ("pfx-1", "pfx-10")),
+        {"trace_id": "esc-1", "source": "show-test", "task": "Say hello", "outcome": "success",
+         "events": [{"id": "e1", "type": "final_answer", "content": "Hello \u001b[2J\u001b[31mthere\u0007"}]},
     ])
     db = root / "lw.duckdb"
     assert main(["run", str(root / "in"), "--no-prefect", "-q", "--db", str(db), "--out", str(root / "reports"),
@@ -145,3 +147,11 @@ def test_the_report_timeline_of_a_long_trace_keeps_its_detection_and_says_what_i
     assert sum(gaps) == LONG - TIMELINE_EVENTS
     assert f"{LONG - TIMELINE_EVENTS} of {LONG} events left out here" in block
     assert "&lt;URL&gt;" in block and "ci.example.com" not in html
+
+
+def test_control_characters_in_a_trace_never_reach_the_terminal(demo: Path, capsys):
+    code, lines, _ = show(capsys, demo, "esc-1")
+    assert code == 0
+    text = "\n".join(lines)
+    assert "\x1b" not in text and "\x07" not in text
+    assert "Hello ?[2J?[31mthere?" in text
