@@ -2,7 +2,8 @@
 
 Events are written once, as Parquet, by the batch that staged them; the load moves each batch's file into
 a folder beside the database (`lessonweaver.events/` beside `lessonweaver.duckdb`, one subfolder per
-run), or, for a batch that left a trace out (a re-delivery, a conflict), writes the rest anew. The table `event_files` lists the files that hold
+run), or, for a batch that left a trace out (a re-delivery, a conflict), writes the rest anew. The
+table `event_files` lists the files that hold
 the stored events, and the view `events` reads exactly those, by absolute path, so every DuckDB client,
 in any working directory, sees `events` as it would a table. The database file keeps what is small or
 changes (traces, detections, lessons, reviews, runs); copying it is cheap, which is what lets a writer
@@ -21,8 +22,8 @@ from pathlib import Path
 import duckdb
 
 
-WORKING_SUFFIX = ".writing"
-MIGRATED = "before-the-events-folder"  # the run id of the events a database held before the event files  # the copy a writer works on before it is published (store.writing)
+WORKING_SUFFIX = ".writing"  # the copy a writer works on before it is published (store.writing)
+MIGRATED = "before-the-events-folder"  # the run id of the events a database held before the event files
 FILE_SIZE = "256MB"  # a run's events are split into files of about this size: a removal rewrites only those it touches
 # The columns of `events`, in order; every file is written with exactly these.
 COLUMNS = (("trace_id", "VARCHAR"), ("seq", "INTEGER"), ("event_id", "VARCHAR"), ("type", "VARCHAR"),
