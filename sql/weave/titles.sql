@@ -2,7 +2,8 @@
 -- task, different evidence: each git commit an agent made unasked, each route of a gate). Each gets, in
 -- brackets, the first few words of its evidence that the others with its title do not all share (the
 -- ones fewest of them have, in the order they appear); lessons still alike after that get their
--- source when it is theirs alone, else their rank. The title keeps to about $title_chars characters.
+-- source when it is theirs alone, else their rank. The title keeps to about $title_chars characters:
+-- the words are cut to under half of that.
 -- Parameters: $title_chars (INTEGER): how long a title may be; $words (INTEGER): words to name.
 CREATE OR REPLACE TEMP TABLE same_title AS
 SELECT lesson_id, title, source, evidence, priority, count(*) OVER (PARTITION BY title) AS alike
@@ -27,7 +28,7 @@ GROUP BY lesson_id;
 
 UPDATE lessons SET title = lw_clip(s.title, greatest(24, $title_chars - 3 - length(s.suffix))) || ' (' || s.suffix || ')'
 FROM (SELECT lesson_id, title,
-             concat_ws(', ', named, CASE WHEN count(*) OVER (PARTITION BY title, named) > 1 THEN
+             concat_ws(', ', lw_clip(named, $title_chars // 2 - 8), CASE WHEN count(*) OVER (PARTITION BY title, named) > 1 THEN
                  CASE WHEN count(*) OVER (PARTITION BY title, named, source) = 1 THEN source
                       ELSE '#' || row_number() OVER (PARTITION BY title, named ORDER BY priority DESC, lesson_id) END
              END) AS suffix
