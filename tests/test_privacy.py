@@ -243,3 +243,25 @@ def test_tenants_become_salted_hashes_and_reports_can_be_per_tenant(prefect_serv
     nightly(paths=[str(folder)], db=str(db), out=str(only), tenant="acme-corp-7731")
     jsonl = [json.loads(line) for line in (only / "lessons.jsonl").read_text().splitlines()]
     assert [j["tenant"] for j in jsonl] == [tenants["a1"]]
+
+
+def test_tags_and_tenant_keys_spelt_with_escapes_in_event_metadata_still_count(tmp_path: Path):
+    """The screen looks at an event's metadata text before its keys; a key written with JSON escapes
+    (\\u0073ensitivity) is the same key and must not slip past that look."""
+    lines = [
+        # a reserved tag on one event, its key escaped
+        '{"trace_id": "esc-tag", "source": "bot", "task": "t", "outcome": "ok", "events": ['
+        '{"id": "e1", "type": "user_message", "content": "hi"},'
+        '{"id": "e2", "type": "assistant_message", "content": "yo", "metadata": {"\\u0073ensitivity": "high"}}]}',
+        # a tenant key on an event, escaped, next to the trace's tenant
+        '{"trace_id": "esc-tenant", "source": "bot", "task": "t", "outcome": "ok", "metadata": {"tenant_id": "acme-77"},'
+        ' "events": [{"id": "e1", "type": "user_message", "content": "hi", "metadata": {"\\u0074enant_id": "acme-77"}},'
+        ' {"id": "e2", "type": "assistant_message", "content": "plain", "metadata": {"tool": "x"}}]}',
+    ]
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    con = stage([path])
+    assert con.execute("SELECT trace_id, reason FROM quarantine").fetchall() == [("esc-tag", "tag:sensitivity")]
+    metas = [r[0] for r in con.execute("SELECT CAST(metadata AS VARCHAR) FROM events WHERE trace_id = 'esc-tenant' ORDER BY seq").fetchall()]
+    assert "acme-77" not in metas[0] and "tenant-" in metas[0]
+    assert metas[1] == '{"tool":"x"}'

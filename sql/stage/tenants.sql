@@ -15,10 +15,17 @@ CREATE OR REPLACE TEMP MACRO lw_hide_tenant(x, h) AS
                   'tenant', CASE WHEN json_exists(x, '$.tenant') THEN h END))
          ELSE x END;
 
+-- Could this JSON text have a tenant key? A key is spelt out, or escaped (\u0074enant): only those
+-- events are rewritten, since an update rewrites every row it touches.
+CREATE OR REPLACE TEMP MACRO lw_may_name_tenant(x) AS
+    x IS NOT NULL AND (contains(CAST(x AS VARCHAR), 'tenant') OR contains(CAST(x AS VARCHAR), '\u'));
+
 UPDATE events SET content = replace(content, h.raw, h.hashed),
                   metadata = lw_hide_tenant(metadata, h.hashed),
                   extra = lw_hide_tenant(extra, h.hashed)
-FROM tenant_hashes h WHERE events.trace_id = h.trace_id;
+FROM tenant_hashes h
+WHERE events.trace_id = h.trace_id
+  AND (contains(events.content, h.raw) OR lw_may_name_tenant(events.metadata) OR lw_may_name_tenant(events.extra));
 
 UPDATE traces SET tenant = h.hashed,
                   metadata = lw_hide_tenant(metadata, h.hashed),
@@ -26,3 +33,4 @@ UPDATE traces SET tenant = h.hashed,
 FROM tenant_hashes h WHERE traces.trace_id = h.trace_id;
 
 DROP TABLE tenant_hashes;
+DROP MACRO lw_may_name_tenant;
