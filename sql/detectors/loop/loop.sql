@@ -8,14 +8,20 @@
 -- lesson: Stop repeating a call that gives the same answer; change the arguments or the approach: {evidence}
 WITH calls AS (
     SELECT trace_id, event_id, seq, tool_name, status, success,
-           coalesce(lw_call_args(metadata, extra, content), '') AS args,
-           lead(seq) OVER (PARTITION BY trace_id, tool_name ORDER BY seq) AS next_call
+           coalesce(lw_call_args(metadata, extra, content), '') AS args
     FROM events WHERE type = 'tool_call' AND tool_name IS NOT NULL
 ),
--- only calls made again with the same arguments can make a finding: the rest need no outcome
+-- Calls made at least twice with the same arguments: usually few, so only their tools' calls are
+-- ordered below (a window over every call costs more than the rest of the query).
+repeats AS (
+    SELECT trace_id, tool_name, md5(args) AS same FROM calls GROUP BY ALL HAVING count(*) >= 2
+),
 again AS (
-    SELECT *, md5(args) AS same FROM calls
-    QUALIFY count(*) OVER (PARTITION BY trace_id, tool_name, md5(args)) >= 2
+    SELECT * FROM (
+        SELECT c.*, md5(c.args) AS same,
+               lead(c.seq) OVER (PARTITION BY c.trace_id, c.tool_name ORDER BY c.seq) AS next_call
+        FROM calls c SEMI JOIN (SELECT DISTINCT trace_id, tool_name FROM repeats) r USING (trace_id, tool_name)
+    ) SEMI JOIN repeats USING (trace_id, tool_name, same)
 ),
 outcomes AS (
     SELECT c.*, lw_failed(c.status, c.success) OR EXISTS (
