@@ -89,11 +89,9 @@ def merge_variants(con: duckdb.DuckDBPyConnection, threshold: float) -> int:
 def _spread_labels(con: duckdb.DuckDBPyConnection) -> None:
     """Rounds of weave/spread_labels.sql until no label changes: each group of new variants alike then
     carries the label of its earliest."""
-    while True:
-        changed = execute(con, "weave/spread_labels.sql").fetchone()[0]
-        con.execute("DROP TABLE labels; ALTER TABLE next_labels RENAME TO labels")
-        if not changed:
-            return
+    while execute(con, "weave/spread_labels.sql").fetchone()[0]:
+        pass
+    con.execute("DROP TABLE changed")
 
 
 def record_sightings(con: duckdb.DuckDBPyConnection, night: dt.date) -> None:

@@ -110,3 +110,37 @@ def test_a_failed_weave_leaves_the_run_recorded_as_failed(prefect_server, tmp_pa
     finally:
         con.close()
     assert not (tmp_path / "out" / "lessons.md").exists()  # a failed night publishes no report
+
+
+def test_variants_alike_only_through_a_chain_share_the_lesson_of_the_earliest(tmp_path: Path):
+    """Neighbours in a chain are alike and variants two links apart are not, so the earliest variant's
+    label has to travel the chain one link per round; a chain of its own in the same block keeps its own
+    lesson, and a variant alike to none keeps one of its own."""
+    words = [f"w{chr(97 + i // 26)}{chr(97 + i % 26)}" for i in range(40)]
+
+    def text(start: int) -> str:  # ten words; the next text shares eight of them (Jaccard 8/12)
+        return " ".join(words[start:start + 10])
+
+    chain_a = [text(2 * i) for i in range(6)]  # v0 .. v5, the earliest at one end
+    chain_b = [text(30 - 2 * i) + " zz" for i in range(2)]  # alike each other, not chain_a
+    alone = ["nothing like the others at all here"]
+    evidence = chain_a + chain_b + alone
+    db = tmp_path / "lw.duckdb"
+    con = store.connect(str(db))
+    try:
+        con.execute("INSERT INTO traces (trace_id, format, source, task, outcome, run_id) "
+                    "SELECT 't' || i, 'lessonweaver', 's', 'one task', 'failure', 'r0' FROM range(?) r(i)", [len(evidence)])
+        # first seen in reverse chain order, except v0: the earliest of chain_a is at its far end
+        order = [0, 5, 4, 3, 2, 1, 6, 7, 8]
+        con.executemany(
+            "INSERT INTO detections (detector, trace_id, event_id, seq, severity, evidence, problem, lesson, lesson_id, "
+            "variant_id, run_id, detected_at) VALUES ('human_correction', ?, 'e1', 1, 'high', ?, ?, ?, ?, ?, 'r0', ?)",
+            [(f"t{i}", ev, ev, ev, f"v{i}", f"v{i}", dt.datetime(2026, 12, 1) + dt.timedelta(minutes=order[i]))
+             for i, ev in enumerate(evidence)])
+        lessons.weave(con, "r0", dt.date(2026, 12, 1))
+        placed = dict(con.execute("SELECT variant_id, lesson_id FROM lesson_variants").fetchall())
+    finally:
+        con.close()
+    assert {v: placed[v] for v in [f"v{i}" for i in range(6)]} == {f"v{i}": "v0" for i in range(6)}
+    assert placed["v6"] == placed["v7"] == "v6"
+    assert placed["v8"] == "v8"

@@ -1,7 +1,7 @@
 -- Weave: a new variant joins the known lesson it is most similar to (placed_variants); the others
 -- start with a label of their own (labels), which weave/spread_labels.sql spreads along similar pairs.
 -- Reads sim_pairs (weave/similar.sql); leaves the temp tables similar_edges, placed_variants,
--- fresh_edges and labels.
+-- fresh_edges, labels and changed (the labels weave/spread_labels.sql spreads first).
 CREATE OR REPLACE TEMP TABLE similar_edges AS
 SELECT a AS x, b AS y, j FROM sim_pairs UNION ALL SELECT b, a, j FROM sim_pairs;
 
@@ -18,3 +18,5 @@ WHERE e.x NOT IN (SELECT variant_id FROM placed_variants) AND e.y NOT IN (SELECT
 CREATE OR REPLACE TEMP TABLE labels AS
 SELECT id, {'first_seen': first_seen, 'id': id} AS label FROM fresh
 WHERE id NOT IN (SELECT variant_id FROM placed_variants);
+
+CREATE OR REPLACE TEMP TABLE changed AS SELECT id, label FROM labels SEMI JOIN fresh_edges e ON e.x = labels.id;
