@@ -144,3 +144,28 @@ def test_variants_alike_only_through_a_chain_share_the_lesson_of_the_earliest(tm
     assert {v: placed[v] for v in [f"v{i}" for i in range(6)]} == {f"v{i}": "v0" for i in range(6)}
     assert placed["v6"] == placed["v7"] == "v6"
     assert placed["v8"] == "v8"
+
+
+def test_a_lesson_takes_each_text_from_the_earliest_detection_that_has_it(tmp_path: Path):
+    """The earliest detection gives a lesson its task, problem and evidence; where it lacks one (a trace
+    with no task, a detector that gave no evidence), the earliest detection that has it gives that one."""
+    con = store.connect(str(tmp_path / "lw.duckdb"))
+    try:
+        con.execute("INSERT INTO traces (trace_id, format, source, task, outcome, run_id) VALUES "
+                    "('t1', 'chat', 's', NULL, 'failure', 'r0'), ('t2', 'chat', 's', 'Book a table', 'failure', 'r0'), "
+                    "('t3', 'chat', 's', 'Pay a bill', 'failure', 'r0'), ('t4', 'chat', 's', 'Pay a bill', 'failure', 'r0')")
+        rows = [  # (trace, evidence, problem, lesson id, minutes after midnight)
+            ("t1", None, None, "L1", 1), ("t2", "said no twice", "It was told no.", "L1", 2),
+            ("t3", "wrong amount", "It paid the wrong amount.", "L2", 3), ("t4", "late", "It paid late.", "L2", 4)]
+        con.executemany(
+            "INSERT INTO detections (detector, trace_id, event_id, seq, severity, evidence, problem, lesson, lesson_id, "
+            "variant_id, run_id, detected_at) VALUES ('human_correction', ?, 'e1', 1, 'high', ?, ?, 'Ask first.', ?, ?, 'r0', ?)",
+            [(t, ev, pr, lid, lid, dt.datetime(2026, 12, 1) + dt.timedelta(minutes=m)) for t, ev, pr, lid, m in rows])
+        con.execute("INSERT INTO lesson_variants VALUES ('L1', 'L1', 1.0, now()), ('L2', 'L2', 1.0, now())")
+        lessons.weave(con, "r0", dt.date(2026, 12, 1))
+        got = {r[0]: r[1:] for r in con.execute(
+            "SELECT lesson_id, task, evidence, problem, trace_count, example_trace_ids FROM lessons").fetchall()}
+    finally:
+        con.close()
+    assert got == {"L1": ("Book a table", "said no twice", "It was told no.", 2, ["t1", "t2"]),
+                   "L2": ("Pay a bill", "wrong amount", "It paid the wrong amount.", 2, ["t3", "t4"])}
