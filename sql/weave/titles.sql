@@ -11,11 +11,12 @@ FROM lessons QUALIFY alike > 1;
 
 CREATE OR REPLACE TEMP TABLE title_words AS
 WITH words AS (
-    SELECT lesson_id, title, alike, left(w.word, 24) AS word, min(w.pos) AS pos
-    FROM (SELECT lesson_id, title, alike,
-                 regexp_extract_all(regexp_replace(coalesce(evidence, ''), '\\[nrt"]', ' ', 'g'), '[A-Za-z0-9][A-Za-z0-9_./:@-]{2,}') AS found
-          FROM same_title) s,
-         LATERAL (SELECT found[i] AS word, i AS pos FROM generate_series(1, len(found)) g(i)) w
+    SELECT lesson_id, title, alike, left(word, 24) AS word, min(pos) AS pos
+    FROM (SELECT lesson_id, title, alike, unnest(found) AS word, generate_subscripts(found, 1) AS pos
+          FROM (SELECT lesson_id, title, alike,
+                       regexp_extract_all(regexp_replace(coalesce(evidence, ''), '\\[nrt"]', ' ', 'g'),
+                                          '[A-Za-z0-9][A-Za-z0-9_./:@-]{2,}') AS found
+                FROM same_title))
     GROUP BY ALL
 ),
 rare AS (
