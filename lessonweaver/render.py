@@ -81,6 +81,10 @@ def rows(con: duckdb.DuckDBPyConnection, query: str, params: list | None = None)
     return _plain_rows(con.sql(query, params=params or None).pl())
 
 
+# One encoder for every row: json.dumps with options builds a new one per call (a lesson per line in lessons.jsonl).
+_JSON = json.JSONEncoder(ensure_ascii=False, sort_keys=True)
+
+
 def environment(templates: str | None = None) -> jinja2.Environment:
     folders = ([templates] if templates else []) + [str(resource_dir("templates"))]
     env = jinja2.Environment(
@@ -94,7 +98,7 @@ def environment(templates: str | None = None) -> jinja2.Environment:
     env.filters["md"] = md_inline
     env.filters["oneline"] = oneline
     env.filters["when"] = lambda v: str(v or "")[:16].replace("T", " ")
-    env.filters["json"] = lambda v: json.dumps(v, ensure_ascii=False, sort_keys=True)
+    env.filters["json"] = _JSON.encode
     env.filters["swatch"] = lambda v: Markup(charts.swatch(str(v)))
     env.globals["plural"] = plural
     return env
