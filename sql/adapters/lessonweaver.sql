@@ -28,11 +28,9 @@ CREATE OR REPLACE TEMP TABLE lw_docs AS
 SELECT file_id, file, line, record, d.* EXCLUDE (events), d.events AS evs,
        coalesce(d.schema, '') LIKE 'weaver-spec/failure-case%' AS is_failure_case,
        kinds[1] AS t_trace_id, kinds[2] AS t_source, kinds[3] AS t_task, kinds[4] AS t_outcome, kinds[5] AS t_events,
-       len(list_filter(json_keys(doc), lambda k: NOT list_contains(lw_record_keys(), k))) > 0
+       NOT list_has_all(lw_record_keys(), json_keys(doc))
            OR (coalesce(d.schema, '') NOT LIKE 'weaver-spec/failure-case%' AND d.schema IS NOT NULL) AS has_extra,
-       kinds[5] = 'ARRAY'
-           AND len(list_filter(flatten(json_keys(doc, '$.events[*]')), lambda k: NOT list_contains(lw_event_keys(), k))) > 0
-           AS events_extra,
+       kinds[5] = 'ARRAY' AND NOT list_has_all(lw_event_keys(), flatten(json_keys(doc, '$.events[*]'))) AS events_extra,
        -- A trace whose events may be wrong (not objects, no id or type, an id twice): only these are
        -- examined event by event below. An event that is not an object parses to NULL fields, so a
        -- missing id (which list_unique does not count) or type flags it too.
