@@ -6,10 +6,10 @@
 --   (updated, created, sent, booked, cancelled, refunded, escalated, deleted, merged, paid...) and no
 --   successful tool call in the trace did anything of the kind: none whose name says so (update_ticket,
 --   cancel_reservation; for a shell tool, the command it ran), and none whose arguments do (a status set to
---   "escalated", a payment id). Adding to and updating something are one kind of action. A claim is "I have
---   updated ticket 55", "we cancelled it", "your reservation has been updated", "I've fixed the test and
---   committed it"; not a plan ("I will
---   update"), a negation ("I could not update") or a condition ("once I have updated"). Lookups (get,
+--   "escalated", a payment id). Adding to and updating something are one kind of action, and a call that
+--   sends or posts something backs a claim of having issued or added it. A claim is "I have updated ticket
+--   55", "we cancelled it", "your reservation has been updated", "I've fixed the test and committed it";
+--   not a plan ("I will update"), a negation ("I could not update") or a condition ("once I have updated"). Lookups (get,
 --   search, list...) make no claim true or false. The object a claim names (ticket 55) is not matched
 --   against the calls' arguments: a claim about a customer is often done on their ticket, or on a date.
 -- lesson: Only report an action as done after the tool that performs it has succeeded: {evidence}
@@ -74,6 +74,8 @@ WHERE NOT EXISTS (
     SELECT 1 FROM succeeded c, (SELECT unnest(lw_action_classes()).class AS class, unnest(lw_action_classes()).stems AS stems) k
     WHERE c.trace_id = m.trace_id AND k.class = m.class
       AND (c.class = m.class OR (c.class IN ('update', 'create') AND m.class IN ('update', 'create'))
+           -- a call that sends or posts something creates it where it lands (issued a voucher, added a note)
+           OR (c.class = 'send' AND m.class = 'create')
            OR (c.class IS NOT NULL
                AND list_bool_or(list_transform(c.arg_words, lambda w: list_bool_or(list_transform(k.stems, lambda st: lw_stem_matches(w, st))))))))
 QUALIFY row_number() OVER (PARTITION BY m.trace_id, m.event_id, m.class ORDER BY m.sentence) = 1
