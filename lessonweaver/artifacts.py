@@ -12,7 +12,8 @@ from typing import Any
 import duckdb
 
 from lessonweaver.lessons import STATUSES
-from lessonweaver.render import md_inline, scrub
+from lessonweaver.render import md_inline
+from lessonweaver.scrub import one_line
 from lessonweaver.summary import RunSummary
 
 SUMMARY_KEY = "lessonweaver-summary"
@@ -44,7 +45,7 @@ def top_lessons(con: duckdb.DuckDBPyConnection, tenant: str | None = None, limit
     names = [d[0] for d in cur.description]
     rows = [dict(zip(names, r)) for r in cur.fetchall()]
     for row in rows:
-        row["title"] = " ".join(scrub(row["title"]).split())
+        row["title"] = one_line(row["title"])
         row["priority"] = float(row["priority"])
     return rows
 

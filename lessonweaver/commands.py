@@ -16,6 +16,7 @@ from pathlib import Path
 from lessonweaver import options
 from lessonweaver.config import Settings
 from lessonweaver.schedule import ENTRYPOINT as NIGHTLY_FLOW
+from lessonweaver.scrub import one_line
 from lessonweaver.summary import RunSummary, format_summary
 from lessonweaver.words import plural
 
@@ -259,22 +260,16 @@ def _existing_db(db: str) -> str:
     return db
 
 
-def _line(value: object) -> str:
-    from lessonweaver.scrub import one_line
-
-    return one_line(value)
-
-
 def _lesson_line(lesson: dict, verbose: bool) -> None:
     print(f"{lesson['lesson_id']}  {lesson['review']:<8}  {lesson['status'] or '':<9}  {lesson['severity']:<8}"
-          f"  {lesson['priority'] or 0:>7.2f}  {lesson['occurrences']:>5}x  {_line(lesson['title'])}")
+          f"  {lesson['priority'] or 0:>7.2f}  {lesson['occurrences']:>5}x  {one_line(lesson['title'])}")
     if verbose or lesson["lesson"] != lesson["proposed_lesson"]:
-        print(f"{'':<15}lesson:   {_line(lesson['lesson'])}")
+        print(f"{'':<15}lesson:   {one_line(lesson['lesson'])}")
     if verbose:
         if lesson["lesson"] != lesson["proposed_lesson"]:
-            print(f"{'':<15}proposed: {_line(lesson['proposed_lesson'])}")
+            print(f"{'':<15}proposed: {one_line(lesson['proposed_lesson'])}")
         if lesson["note"]:
-            print(f"{'':<15}note:     {_line(lesson['note'])}")
+            print(f"{'':<15}note:     {one_line(lesson['note'])}")
 
 
 def _list_lessons(args: argparse.Namespace, db: str) -> int:
@@ -312,20 +307,20 @@ def _show_in_full(db: str, lesson_id: str) -> int:
     finally:
         con.close()
     row = "{:<12}{}".format
-    print(f"{lesson['lesson_id']}  {_line(lesson['title'])}")
+    print(f"{lesson['lesson_id']}  {one_line(lesson['title'])}")
     print(row("status", f"{lesson['status']} · {lesson['detector']} · severity {lesson['severity']} · "
                         f"{lesson['category']}, {lesson['confidence']} · priority {lesson['priority'] or 0:.2f}"))
     print(row("review", lesson["review"] + (f" ({str(lesson['decided_at'])[:16]})" if lesson["decided_at"] else "")))
     if lesson["note"]:
-        print(row("note", _line(lesson["note"])))
+        print(row("note", one_line(lesson["note"])))
     print(row("seen", f"{plural(lesson['occurrences'], 'occurrence')} in {plural(lesson['trace_count'], 'trace')}"
-                      f" · source {_line(lesson['source'])} · task {_line(lesson['task'])}"))
+                      f" · source {one_line(lesson['source'])} · task {one_line(lesson['task'])}"))
     print(row("nights", f"first {lesson['first_night']}, last {lesson['last_night']} "
                         f"({plural(lesson['nights_seen'] or 0, 'night')})"))
     for key in ("problem", "lesson", "proposed_lesson", "evidence"):
         if key != "proposed_lesson" or lesson["lesson"] != lesson["proposed_lesson"]:
-            print(row("proposed" if key == "proposed_lesson" else key, _line(lesson[key])))
-    print(row("examples", ", ".join(_line(t) for t in lesson["example_trace_ids"] or [])))
+            print(row("proposed" if key == "proposed_lesson" else key, one_line(lesson[key])))
+    print(row("examples", ", ".join(one_line(t) for t in lesson["example_trace_ids"] or [])))
     for i, (night, occurrences, traces) in enumerate(nights):
         print(row("sightings" if i == 0 else "", f"{night}  {plural(occurrences, 'occurrence')} in {plural(traces, 'trace')}"))
     return 0

@@ -30,23 +30,17 @@ from lessonweaver.config import parse_night
 from lessonweaver.detectors import SEVERITIES
 from lessonweaver.lessons import STATUSES, newest_night
 from lessonweaver.resources import resource_dir
-from lessonweaver.scrub import scrub
+from lessonweaver.scrub import flatten, scrub
 from lessonweaver.words import plural
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>!|#~{}()])")
 _AUTOLINK = re.compile(r"(?i)\b(?:(h)tt(ps?:)|(f)t(p:)|(www)\.)")
 
 
-def oneline(value: Any) -> str:
-    """Text for an agent to read, as it is: one line (a lesson is one bullet), no Markdown escapes, which
-    an agent would read as literal backslashes (`\\(14 days\\)`)."""
-    return " ".join(str(value if value is not None else "").split())
-
-
 def md_inline(value: Any) -> str:
     """Trace text made inert inside Markdown: one line, with link, image, HTML and code syntax escaped,
     and would-be autolinks defanged (`hxxps:`, `fxp:`, `www[.]`) so no renderer turns them into links."""
-    text = _MD_SPECIAL.sub(r"\\\1", oneline(value))
+    text = _MD_SPECIAL.sub(r"\\\1", flatten(value))
     return _AUTOLINK.sub(_defang, text)
 
 
@@ -96,7 +90,9 @@ def environment(templates: str | None = None) -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
     )
     env.filters["md"] = md_inline
-    env.filters["oneline"] = oneline
+    # text for an agent to read as it is: one line (a lesson is one bullet), no Markdown escapes, which an
+    # agent would read as literal backslashes
+    env.filters["oneline"] = flatten
     env.filters["when"] = lambda v: str(v or "")[:16].replace("T", " ")
     env.filters["json"] = _JSON.encode
     env.filters["swatch"] = lambda v: Markup(charts.swatch(str(v)))

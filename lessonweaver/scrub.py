@@ -33,9 +33,15 @@ def scrub(value: Any) -> str:
     return text
 
 
+def flatten(value: Any) -> str:
+    """Text on one line, with no control characters: an escape sequence in a trace must not drive a
+    terminal or reach an agent's instructions."""
+    flat = " ".join(str(value if value is not None else "").split())
+    return flat if flat.isprintable() else "".join(c if c.isprintable() else "?" for c in flat)
+
+
 def one_line(value: Any, width: int | None = None) -> str:
-    """Scrubbed text on one line, with no control characters (an escape sequence in a trace must not drive
-    a terminal), cut to `width` with an ellipsis. Scrubbed whole first: a token cut in two would no longer
-    be seen as one."""
-    flat = "".join(c if c.isprintable() else "?" for c in " ".join(scrub(value).split())) if value else ""
+    """Scrubbed text on one line (flatten), cut to `width` with an ellipsis. Scrubbed whole first: a token
+    cut in two would no longer be seen as one."""
+    flat = flatten(scrub(value)) if value else ""
     return flat if width is None or len(flat) <= width else flat[:width - 1].rstrip() + "…"

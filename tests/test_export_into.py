@@ -264,3 +264,16 @@ def test_files_lessonweaver_writes_are_readable_like_any_other(demo, tmp_path, c
         assert export(capsys, demo, "--into", str(path))[0] == 0
         assert mode(path) == bits and START.encode() in path.read_bytes()
     assert not [p.name for p in tmp_path.rglob(".*")]  # no temporary file left behind
+
+
+def test_control_characters_in_a_lesson_never_reach_an_agent_file(demo: Path, tmp_path: Path, capsys):
+    """A lesson's text comes from traces: an escape sequence in it must not reach the instructions an
+    agent loads (or the terminal of whoever prints them)."""
+    db = copy_db(demo, tmp_path / "lw.duckdb")
+    lesson = query_db(db, "SELECT lesson_id FROM lessons WHERE review = 'accepted' ORDER BY lesson_id LIMIT 1")[0][0]
+    assert main(["review", "--db", str(db), "edit", lesson, "--text", "Say hello\x1b[2J\x1b[31m first\x07."]) == 0
+    target = tmp_path / "AGENTS.md"
+    code, _, _ = export(capsys, db, "--into", str(target))
+    text = target.read_text()
+    assert code == 0 and "\x1b" not in text and "\x07" not in text
+    assert "Say hello?[2J?[31m first?." in text
