@@ -11,16 +11,16 @@ WITH calls AS (
            coalesce(lw_call_args(metadata, extra, content), '') AS args
     FROM events WHERE type = 'tool_call' AND tool_name IS NOT NULL
 ),
+hashed AS (SELECT *, md5(args) AS same FROM calls),
 -- Calls made at least twice with the same arguments: usually few, so only their tools' calls are
 -- ordered below (a window over every call costs more than the rest of the query).
 repeats AS (
-    SELECT trace_id, tool_name, md5(args) AS same FROM calls GROUP BY ALL HAVING count(*) >= 2
+    SELECT trace_id, tool_name, same FROM hashed GROUP BY ALL HAVING count(*) >= 2
 ),
 again AS (
     SELECT * FROM (
-        SELECT c.*, md5(c.args) AS same,
-               lead(c.seq) OVER (PARTITION BY c.trace_id, c.tool_name ORDER BY c.seq) AS next_call
-        FROM calls c SEMI JOIN (SELECT DISTINCT trace_id, tool_name FROM repeats) r USING (trace_id, tool_name)
+        SELECT c.*, lead(c.seq) OVER (PARTITION BY c.trace_id, c.tool_name ORDER BY c.seq) AS next_call
+        FROM hashed c SEMI JOIN (SELECT DISTINCT trace_id, tool_name FROM repeats) r USING (trace_id, tool_name)
     ) SEMI JOIN repeats USING (trace_id, tool_name, same)
 ),
 outcomes AS (
