@@ -40,3 +40,20 @@ def test_a_title_alone_is_not_given_words(tmp_path):
                  "--no-prefect", "-q"]) == 0
     (title,), = query_db(tmp_path / "lw.duckdb", "SELECT title FROM lessons")
     assert title.endswith("…") and "(" not in title and len(title) == TITLE_CHARS
+
+
+def test_every_alike_title_gets_what_is_its_own_and_never_empty_brackets(tmp_path):
+    """A word counts once per lesson whatever its case or trailing colon, and a lesson with no word of its
+    own is named by its source (or rank) rather than by empty brackets."""
+    write_traces(tmp_path / "in", "t.jsonl", [
+        corrected("a", "Deploy: then deploy again before lunch"),
+        corrected("b", "rollout again before lunch was wrong entirely today"),
+        corrected("c", "before lunch"),
+    ])
+    assert main(["run", str(tmp_path / "in"), "--db", str(tmp_path / "lw.duckdb"), "--out", str(tmp_path / "out"),
+                 "--no-prefect", "-q"]) == 0
+    titles = dict(query_db(tmp_path / "lw.duckdb", "SELECT evidence, title FROM lessons"))
+    assert len(titles) == 3 and len(set(titles.values())) == 3
+    assert "()" not in "".join(titles.values())
+    assert titles["Deploy: then deploy again before lunch"].endswith("(Deploy then again)")
+    assert titles["before lunch"].endswith("(support-bot)")
