@@ -154,8 +154,11 @@ def test_an_example_takes_named_parameters_instead_of_edits(demo: Path, capsys):
                            "--format", "json")
     assert code == 0 and [(r["lesson_id"], r["night"]) for r in json.loads(out)] == [
         (twice, "2026-11-28"), (twice, "2026-11-29")]
-    code, out, _ = sql_cli(capsys, "--file", "new_and_regressed", "--param", "night=2026-11-28", "--db", str(demo))
-    assert (code, out.splitlines()[-1]) == (0, "(0 rows)")  # every lesson was last seen on the 29th
+    first_28 = query_db(demo, "SELECT lesson_id FROM sightings WHERE lesson_id IS NOT NULL GROUP BY 1 HAVING min(night) = DATE '2026-11-28' ORDER BY 1")
+    code, out, _ = sql_cli(capsys, "--file", "new_and_regressed", "--param", "night=2026-11-28", "--db", str(demo),
+                           "--format", "json")
+    assert code == 0 and first_28 and sorted((r["status"], r["lesson_id"]) for r in json.loads(out)) == [
+        ("new", lid) for (lid,) in first_28]  # as of that night, though every lesson was seen again on the 29th
     code, out, _ = sql_cli(capsys, "SELECT $n::INTEGER * 2 AS doubled", "--param", "n=21", "--db", str(demo))
     assert (code, out) == (0, "doubled\n-------\n     42\n(1 row)\n")
 
