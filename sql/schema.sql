@@ -118,7 +118,7 @@ CREATE TABLE IF NOT EXISTS settings (
 );
 
 -- What each run saw, per lesson and detector: the lifecycle and the per-night trends are built from
--- this, and it is kept even when the detections behind it are replaced later.
+-- this. Kept when the traces behind it are replaced or forgotten; redetect recounts the detectors it ran.
 CREATE TABLE IF NOT EXISTS sightings (
     run_id      VARCHAR,
     night       DATE,      -- the night the run counts for (runs.night)

@@ -1,9 +1,10 @@
 -- Weave, last: rebuild `lessons` from every detection: one row per lesson, with its lifecycle
 -- status (new, recurring, resolved, regressed: see lessons.py) and its priority. Ends with
 -- (lessons new in this run and not rejected, lessons in all).
--- Parameters: $night (DATE): the night the statuses are as of (the newest night in sightings); $resolve_after (INTEGER): nights without a
---   sighting before a lesson is resolved; $severities (VARCHAR[]): the severities, lowest first;
---   $title_chars (INTEGER): how long a title may be.
+-- Parameters: $night (DATE): the night the statuses are as of (the run's night, or a newer one an
+--   earlier run counted for); $resolve_after (INTEGER): nights without a sighting before a lesson is
+--   resolved; $severities (VARCHAR[]): the severities, lowest first; $title_chars (INTEGER): how long
+--   a title may be.
 -- Leaves the temp table previous_lessons (the lessons before the rebuild).
 CREATE OR REPLACE TEMP TABLE previous_lessons AS SELECT lesson_id FROM lessons;
 
