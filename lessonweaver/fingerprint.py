@@ -51,13 +51,3 @@ def compute(con: duckdb.DuckDBPyConnection, detectors: list[Detector], *, night:
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()
-
-
-def stored(con: duckdb.DuckDBPyConnection) -> str | None:
-    row = con.execute("SELECT value FROM settings WHERE key = ?", [KEY]).fetchone()
-    return row[0] if row else None
-
-
-def store(con: duckdb.DuckDBPyConnection, value: str) -> None:
-    con.execute("DELETE FROM settings WHERE key = ?", [KEY])
-    con.execute("INSERT INTO settings VALUES (?, ?)", [KEY, value])

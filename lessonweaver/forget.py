@@ -26,10 +26,9 @@ class Forgotten:
     lessons_after: int = 0
 
 
-def forget(db: str, trace_ids: list[str], tenants: list[str], sources: list[str], salt: str = "",
-           resolve_after: int = 7) -> Forgotten:
+def forget(db: str, trace_ids: list[str], tenants: list[str], sources: list[str], salt: str = "") -> Forgotten:
     """Forget the traces named by id, by tenant (as given to the producer; hashed as the store does) or
-    by source, in database `db`. Returns what went."""
+    by source, in database `db`, and weave the lessons again as the latest run did. Returns what went."""
     from lessonweaver.privacy import tenant_hash
 
     with store.writing(db) as work:
@@ -38,7 +37,7 @@ def forget(db: str, trace_ids: list[str], tenants: list[str], sources: list[str]
             tenant_hashes = [tenant_hash(store.tenant_salt(con, salt), t) for t in tenants]
             gone = _remove(con, trace_ids, tenant_hashes, sources)
             if gone.traces:
-                gone.lessons_after = lessons.reweave(con, resolve_after)[1]
+                gone.lessons_after = lessons.reweave(con, store.resolve_after(con))[1]
         finally:
             con.close()
         if gone.traces:

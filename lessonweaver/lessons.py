@@ -131,8 +131,8 @@ def weave(con: duckdb.DuckDBPyConnection, run_id: str, night: dt.date, resolve_a
 
 def reweave(con: duckdb.DuckDBPyConnection, resolve_after: int = 7, merge_threshold: float = 0.6,
             resight: tuple[str, ...] | list[str] = ()) -> tuple[int, int]:
-    """Weave outside a run (forget, redetect): as of the latest run's night, so each lesson keeps the
-    status that run gave it unless what it is made of changed."""
+    """Weave outside a run (forget, redetect): as of the latest run's night, and with its `resolve_after`
+    (store.resolve_after), so each lesson keeps the status that run gave it unless what it is made of changed."""
     rows = con.execute("SELECT run_id, coalesce(night, started_at::DATE) FROM runs "
                        "ORDER BY started_at DESC LIMIT 1").fetchall()
     run_id, night = rows[0] if rows else ("", dt.datetime.now(dt.timezone.utc).date())

@@ -165,7 +165,9 @@ def _note_versions(con: Any, settings: Settings, run: RunSummary, found: list[de
 
 
 def _weave(con: Any, settings: Settings, run: RunSummary) -> tuple[int, int]:
-    return lessons.weave(con, run.run_id, run.night, settings.resolve_after, settings.merge_threshold)
+    woven = lessons.weave(con, run.run_id, run.night, settings.resolve_after, settings.merge_threshold)
+    store.put_setting(con, store.RESOLVE_AFTER, str(settings.resolve_after))
+    return woven
 
 
 def _fingerprint(con: Any, settings: Settings, night: dt.date) -> str:
@@ -183,7 +185,7 @@ def nothing_new(settings: Settings, run: RunSummary) -> RunSummary | None:
     anything differs (the night, a detector, a template, a review, the reports): then the run goes on."""
     con = store.connect(settings.db, threads=settings.threads, memory_limit=settings.memory_limit)
     try:
-        if fingerprint.stored(con) != _fingerprint(con, settings, run.night):
+        if store.setting(con, fingerprint.KEY) != _fingerprint(con, settings, run.night):
             return None
         run = replace(run, status="completed", nothing_new=True)
         _note_versions(con, settings, run, detectors.load_detectors(settings.detector_dirs), had_traces=True)
@@ -246,7 +248,7 @@ def render_and_audit(settings: Settings, run: RunSummary, folders: list[str], lo
         run.status = "completed"
         run.finished_at = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
         store.record_run(con, run)
-        fingerprint.store(con, _fingerprint(con, settings, run.night))
+        store.put_setting(con, fingerprint.KEY, _fingerprint(con, settings, run.night))
         return run
     except Exception:
         if run.status != "audit_failed":

@@ -58,7 +58,7 @@ def redetect(settings: Settings, only: list[str]) -> Redetected:
         con = store.connect(work, threads=settings.threads, memory_limit=settings.memory_limit)
         try:
             done = _replace(con, found, picked)
-            lessons.reweave(con, settings.resolve_after, settings.merge_threshold, done.detectors)
+            lessons.reweave(con, store.resolve_after(con), settings.merge_threshold, done.detectors)
             done.lessons_after = _lesson_ids(con)
             tenant = pipeline.tenant_key(con, settings.tenant, settings.tenant_salt)
             done.run = pipeline.render_stored(con, settings.out, settings.templates, tenant)

@@ -24,6 +24,7 @@ from pathlib import Path
 import duckdb
 
 from lessonweaver import eventstore, lessons
+from lessonweaver.config import Settings
 from lessonweaver.crashpoints import reached
 from lessonweaver.errors import safe_error
 from lessonweaver.queries import execute, query
@@ -149,16 +150,36 @@ def _publish(work: str, db: str) -> None:
     eventstore.sweep(db)
 
 
+def setting(con: duckdb.DuckDBPyConnection, key: str) -> str | None:
+    """A value the database keeps for itself (the table `settings`), or None."""
+    rows = con.execute("SELECT value FROM settings WHERE key = ?", [key]).fetchall()
+    return rows[0][0] if rows else None
+
+
+def put_setting(con: duckdb.DuckDBPyConnection, key: str, value: str) -> None:
+    con.execute("DELETE FROM settings WHERE key = ?", [key])
+    con.execute("INSERT INTO settings VALUES (?, ?)", [key, value])
+
+
+RESOLVE_AFTER = "resolve_after"  # the --resolve-after of the latest run, which forget and redetect weave with
+
+
+def resolve_after(con: duckdb.DuckDBPyConnection) -> int:
+    """The --resolve-after the latest run wove with (the default before any run recorded one)."""
+    value = setting(con, RESOLVE_AFTER)
+    return int(value) if value is not None else Settings().resolve_after
+
+
 def tenant_salt(con: duckdb.DuckDBPyConnection, configured: str = "", create: bool = True) -> str:
     """The salt for tenant hashes: the configured one, else one the database made for itself once (made
     now, unless `create` is False: a reader then gets "", and no stored tenant has a hash made with it)."""
     if configured:
         return configured
-    rows = con.execute("SELECT value FROM settings WHERE key = 'tenant_salt'").fetchall()
-    if rows or not create:
-        return rows[0][0] if rows else ""
+    salt = setting(con, "tenant_salt")
+    if salt is not None or not create:
+        return salt or ""
     salt = secrets.token_hex(16)
-    con.execute("INSERT INTO settings VALUES ('tenant_salt', ?)", [salt])
+    put_setting(con, "tenant_salt", salt)
     return salt
 
 

@@ -99,3 +99,21 @@ def test_retention_drops_old_events_and_lessons_keep_their_counts(tmp_path: Path
     assert query_db(db, "SELECT events_dropped FROM runs ORDER BY started_at") == [(0,), (2,)]
     run_rows = json.loads((tmp_path / "out" / "lessons.jsonl").read_text().splitlines()[0])
     assert run_rows["occurrences"] == 2
+
+
+def test_forget_and_redetect_weave_with_the_resolve_after_the_runs_used(tmp_path: Path, capsys):
+    """A run with --resolve-after 1 calls lessons unseen for three nights resolved; weaving again after a
+    forget or a redetect keeps that, rather than going back to the default of 7 nights."""
+    from conftest import REPO
+
+    db, out = str(tmp_path / "lw.duckdb"), str(tmp_path / "out")
+    for night in ("2026-12-01", "2026-12-04"):
+        assert main(["run", str(REPO / "data"), "--db", db, "--out", out, "--no-prefect", "-q", "--night", night,
+                     "--resolve-after", "1"]) == 0
+    statuses = "SELECT status, count(*) FROM lessons GROUP BY 1"
+    assert dict(query_db(tmp_path / "lw.duckdb", statuses)) == {"resolved": 49}
+    some = query_db(tmp_path / "lw.duckdb", "SELECT min(trace_id) FROM detections")[0][0]
+    assert main(["forget", "--db", db, "--trace", some]) == 0
+    assert set(dict(query_db(tmp_path / "lw.duckdb", statuses))) == {"resolved"}
+    assert main(["redetect", "--db", db, "--out", out]) == 0
+    assert set(dict(query_db(tmp_path / "lw.duckdb", statuses))) == {"resolved"}
