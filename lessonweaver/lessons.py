@@ -104,6 +104,13 @@ def newest_night(con: duckdb.DuckDBPyConnection) -> dt.date | None:
     return con.execute("SELECT greatest((SELECT max(night) FROM runs), (SELECT max(night) FROM sightings))").fetchall()[0][0]
 
 
+def as_of(con: duckdb.DuckDBPyConnection, night: dt.date | None) -> dt.date:
+    """The night lesson statuses are as of for a run of `night`: it, or a newer night an earlier run
+    counted for (a run for a past night turns nothing back to new); today when there is neither."""
+    known = [n for n in (night, newest_night(con)) if n is not None]
+    return max(known) if known else dt.datetime.now(dt.timezone.utc).date()
+
+
 def weave(con: duckdb.DuckDBPyConnection, run_id: str, night: dt.date, resolve_after: int = 7,
           merge_threshold: float = 0.6, resight: tuple[str, ...] | list[str] = ()) -> tuple[int, int]:
     """Merge new variants, record this run's sightings and rebuild `lessons` as of the newest night seen,
@@ -116,8 +123,7 @@ def weave(con: duckdb.DuckDBPyConnection, run_id: str, night: dt.date, resolve_a
         if resight:
             execute(con, "weave/resight.sql", detectors=list(resight))
         record_sightings(con, night)
-        as_of = max(night, newest_night(con) or night)
-        new, total = execute(con, "weave/lessons.sql", night=as_of, resolve_after=resolve_after,
+        new, total = execute(con, "weave/lessons.sql", night=as_of(con, night), resolve_after=resolve_after,
                              severities=list(SEVERITIES), title_chars=TITLE_CHARS).fetchone()
         execute(con, "weave/titles.sql", title_chars=TITLE_CHARS, words=TITLE_WORDS)
         con.execute("DROP TABLE previous_lessons")

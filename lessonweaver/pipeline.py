@@ -172,10 +172,9 @@ def _weave(con: Any, settings: Settings, run: RunSummary) -> tuple[int, int]:
 
 def _fingerprint(con: Any, settings: Settings, night: dt.date) -> str:
     """What the weave and the render of this run read (lessonweaver/fingerprint.py)."""
-    tenant_key = privacy.tenant_hash(settings.tenant_salt, settings.tenant) if settings.tenant else None
     return fingerprint.compute(con, detectors.load_detectors(settings.detector_dirs),
-                               night=max(night, lessons.newest_night(con) or night),
-                               options=(settings.resolve_after, settings.merge_threshold, tenant_key),
+                               night=lessons.as_of(con, night),
+                               options=(settings.resolve_after, settings.merge_threshold, _tenant_key(settings)),
                                templates=settings.templates, out=settings.out)
 
 
@@ -231,7 +230,7 @@ def render_and_audit(settings: Settings, run: RunSummary, folders: list[str], lo
     con = store.connect(settings.db, threads=settings.threads, memory_limit=settings.memory_limit)
     pending = Path(settings.out) / f".pending-{run.run_id}"
     try:
-        tenant_key = privacy.tenant_hash(settings.tenant_salt, settings.tenant) if settings.tenant else None
+        tenant_key = _tenant_key(settings)
         render.clear_pending(settings.out)
         for round_ in range(AUDIT_ROUNDS):
             written, findings = _render_aside(con, run, pending, settings.templates, tenant_key)
@@ -282,6 +281,11 @@ def stored_run(con: Any) -> RunSummary:
     run.detections = sum(run.detections_by_detector.values())
     run.lessons_total = con.execute("SELECT count(*) FROM lessons").fetchall()[0][0]
     return run
+
+
+def _tenant_key(settings: Settings) -> str | None:
+    """The hash of the tenant a run renders for (--tenant), with the run's salt."""
+    return privacy.tenant_hash(settings.tenant_salt, settings.tenant) if settings.tenant else None
 
 
 def tenant_key(con: Any, tenant: str | None, configured_salt: str = "") -> str | None:
@@ -383,7 +387,7 @@ def execute(settings: Settings, steps: Steps, log: Log = LOG) -> RunSummary:
             merged = _merge_split_traces(settings, steps, the_plan, folders, workdir, log)
             if merged:
                 clock.lap("merge")
-            log.info("loading %d batch(es) and weaving lessons", len(folders), extra=progress.note(phase="loading"))
+            log.info("loading %s and weaving lessons", plural(len(folders), "batch", "batches"), extra=progress.note(phase="loading"))
             run = steps.load(settings, folders, run, merged)
             clock.lap("load")
             log.info("rendering and auditing the reports", extra=progress.note(phase="rendering"))

@@ -80,6 +80,10 @@ def screen(con: duckdb.DuckDBPyConnection, pii_mode: str = "redact", salt: str =
     hash_tenants(con, salt)
 
 
+# What a detection says, as one text to scan: everything a detector wrote that may come from a trace.
+DETECTION_TEXT = "concat_ws(chr(10), event_id, evidence, problem, lesson, lesson_key)"
+
+
 def trace_texts(of_run: bool = False) -> str:
     """A query of what the adapters and detectors made of each trace, one text per row of traces, events
     and detections: (trace_id, text). `of_run`: only the rows of the run bound as $run (stored tables)."""
@@ -92,7 +96,7 @@ def trace_texts(of_run: bool = False) -> str:
     SELECT trace_id, concat_ws(chr(10), event_id, raw_type, content, status, tool_name, parent_id,
                                CAST(metadata AS VARCHAR), CAST(extra AS VARCHAR)) FROM events{events}
     UNION ALL
-    SELECT trace_id, concat_ws(chr(10), event_id, evidence, problem, lesson) FROM detections{traces}
+    SELECT trace_id, {DETECTION_TEXT} FROM detections{traces}
     """
 
 

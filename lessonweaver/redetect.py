@@ -81,13 +81,13 @@ def _replace(con: duckdb.DuckDBPyConnection, found: list[detectors.Detector],
     done.held = _hold_back(con)
     con.execute("BEGIN TRANSACTION")
     try:
-        done.kept = execute(con, "redetect/replace.sql", detectors=done.detectors).fetchall()[0][2]
+        done.kept = execute(con, "redetect/replace.sql", detectors=done.detectors).fetchall()[0][0]
         versions.record(con, [d for d in picked if d.id in done.detectors])
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
         raise
-    con.execute("DROP TABLE redetected; DROP TABLE seen_traces; DROP TABLE redetect_counts")
+    con.execute("DROP TABLE redetected; DROP TABLE seen_traces; DROP TABLE redetect_kept")
     done.after = _counts(con, [d.id for d in picked])
     done.total = (stored_before, _total(con))
     return done
@@ -96,8 +96,7 @@ def _replace(con: duckdb.DuckDBPyConnection, found: list[detectors.Detector],
 def _hold_back(con: duckdb.DuckDBPyConnection) -> int:
     """Drop the new detections whose text holds a secret or personal data, as a batch's audit would
     (privacy.audit_staged); returns how many."""
-    privacy.find(con, "SELECT rowid AS k, concat_ws(chr(10), event_id, evidence, problem, lesson, lesson_key) AS text "
-                      "FROM redetected", ("k",))
+    privacy.find(con, f"SELECT rowid AS k, {privacy.DETECTION_TEXT} AS text FROM redetected", ("k",))
     held = con.execute("DELETE FROM redetected WHERE rowid IN (SELECT k FROM scan_hits)").fetchall()[0][0]
     con.execute("DROP TABLE scan_texts; DROP TABLE scan_hits")
     return held

@@ -28,7 +28,7 @@ from markupsafe import Markup
 from lessonweaver import charts, timeline
 from lessonweaver.config import parse_night
 from lessonweaver.detectors import SEVERITIES
-from lessonweaver.lessons import STATUSES, newest_night
+from lessonweaver.lessons import STATUSES, as_of
 from lessonweaver.resources import resource_dir
 from lessonweaver.scrub import flatten, scrub
 from lessonweaver.words import plural
@@ -121,11 +121,11 @@ def _scrubbed(lessons: list[dict[str, Any]]) -> list[dict[str, Any]]:
 class LessonStream:
     """Every lesson of a report, read from the database in batches as a template iterates them and
     scrubbed as they come, so a report of 300,000 lessons (lessons.jsonl) never holds them all in memory.
-    `len()` is how many there are; each iteration reads them again, in priority order."""
+    `len()` is how many there are (`count`, known to the caller); each iteration reads them again, in
+    priority order."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, tenant: str | None):
-        self.con, self.params = con, [tenant, tenant]
-        self.count = con.execute(f"SELECT count(*) FROM ({LESSONS})", self.params).fetchall()[0][0]
+    def __init__(self, con: duckdb.DuckDBPyConnection, tenant: str | None, count: int):
+        self.con, self.params, self.count = con, [tenant, tenant], count
 
     def __len__(self) -> int:
         return self.count
@@ -144,7 +144,9 @@ def context(con: duckdb.DuckDBPyConnection, run: dict[str, Any], tenant: str | N
     """Everything a template may use. No row here carries content of a quarantined or rejected record;
     lesson text is scrubbed of tracebacks, URLs, paths, hosts and tokens. With `tenant` (a tenant hash),
     only that tenant's lessons. `lessons` (all of them) streams; `shown` (the REPORT_LESSONS first) is a list."""
-    lessons = LessonStream(con, tenant)
+    statuses = {s: 0 for s in STATUSES} | dict(con.execute(
+        f"SELECT status, count(*) FROM ({LESSONS}) GROUP BY status", [tenant, tenant]).fetchall())
+    lessons = LessonStream(con, tenant, sum(statuses.values()))
     shown = _scrubbed(rows(con, f"{LESSONS} LIMIT {REPORT_LESSONS}", [tenant, tenant]))
     return {
         "run": {k: _plain(v) for k, v in run.items()},
@@ -169,8 +171,7 @@ def context(con: duckdb.DuckDBPyConnection, run: dict[str, Any], tenant: str | N
         "rejects": rows(con, """
             SELECT file, count(*) AS records, count(*) FILTER (WHERE run_id = ?) AS records_this_run
             FROM rejects GROUP BY file ORDER BY records DESC, file""", [run["run_id"]]),
-        "statuses": {s: 0 for s in STATUSES} | dict(con.execute(
-            f"SELECT status, count(*) FROM ({LESSONS}) GROUP BY status", [tenant, tenant]).fetchall()),
+        "statuses": statuses,
         "reviewed": rows(con, """
             SELECT count(*) FILTER (WHERE review = 'accepted') AS accepted,
                    count(*) FILTER (WHERE review = 'rejected') AS rejected
@@ -223,9 +224,7 @@ def history(con: duckdb.DuckDBPyConnection, run: dict[str, Any], shown: list[dic
     MIN_TREND_NIGHTS nights or more, in the colour of the lesson's detector. The SVGs are built by
     `charts`, which escapes every label itself."""
     given = run.get("night")
-    # the statuses are as of the newest night run (lessons.weave), which a run for an earlier night is not
-    known = [n for n in (None if given is None else parse_night(str(given)), newest_night(con)) if n is not None]
-    night = max(known) if known else dt.datetime.now(dt.timezone.utc).date()
+    night = as_of(con, None if given is None else parse_night(str(given)))  # as the statuses are (lessons.weave)
     trend_nights, chart_nights = nights(con, night, TREND_NIGHTS), nights(con, night, CHART_NIGHTS)
     trends = _counts(con.execute("""
         SELECT lesson_id, night, sum(occurrences) FROM sightings

@@ -3,15 +3,14 @@
 -- none of whose events are stored (dropped by --retain-days) keeps its detections: the detectors could
 -- not see it. A new detection counts for the run that loaded its trace, at that time, so it joins the
 -- night its trace came in; it joins the lesson its variant already belongs to, if any (the weave places
--- the others). Ends with (detections removed, detections added, detections kept); leaves the temp tables
--- seen_traces and redetect_counts.
+-- the others). Ends with the number of detections kept (of traces the detectors could not see); leaves
+-- the temp tables seen_traces and redetect_kept.
 -- Parameters: $detectors (VARCHAR[]): the ids of the detectors run again.
 CREATE OR REPLACE TEMP TABLE seen_traces AS SELECT DISTINCT trace_id FROM events;
 
-CREATE OR REPLACE TEMP TABLE redetect_counts AS
-SELECT count(*) FILTER (WHERE trace_id IN (SELECT trace_id FROM seen_traces)) AS removed,
-       count(*) FILTER (WHERE trace_id NOT IN (SELECT trace_id FROM seen_traces)) AS kept
-FROM detections WHERE list_contains($detectors, detector);
+CREATE OR REPLACE TEMP TABLE redetect_kept AS
+SELECT count(*) AS kept FROM detections
+WHERE list_contains($detectors, detector) AND trace_id NOT IN (SELECT trace_id FROM seen_traces);
 
 DELETE FROM detections
 WHERE list_contains($detectors, detector) AND trace_id IN (SELECT trace_id FROM seen_traces);
@@ -24,6 +23,4 @@ FROM redetected r JOIN traces t USING (trace_id)
 LEFT JOIN lesson_variants v ON v.variant_id = r.lesson_id
 WHERE list_contains($detectors, r.detector) AND r.trace_id IN (SELECT trace_id FROM seen_traces);
 
-SELECT removed, (SELECT count(*) FROM redetected r WHERE list_contains($detectors, r.detector)
-                 AND r.trace_id IN (SELECT trace_id FROM seen_traces)), kept
-FROM redetect_counts;
+SELECT kept FROM redetect_kept;

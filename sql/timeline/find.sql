@@ -8,4 +8,4 @@ FROM (SELECT trace_id FROM traces WHERE starts_with(trace_id, $given)
 UNION ALL
 SELECT trace_id, 'quarantined', min(reason) FROM quarantine WHERE trace_id = $given GROUP BY trace_id
 UNION ALL
-SELECT $given, 'forgotten', NULL FROM forgotten WHERE trace_hash = sha256($given) LIMIT 5;
+SELECT DISTINCT $given, 'forgotten', NULL FROM forgotten WHERE trace_hash = sha256($given);
