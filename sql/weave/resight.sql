@@ -11,7 +11,7 @@ WHERE list_contains($detectors, detector) AND run_id IN (SELECT run_id FROM resi
 INSERT INTO sightings
 SELECT d.run_id, coalesce(any_value(r.night), any_value(r.started_at)::DATE), d.detector, d.lesson_id,
        count(*), count(DISTINCT d.trace_id)
-FROM detections d JOIN runs r USING (run_id)
+FROM detections d LEFT JOIN runs r USING (run_id)  -- as weave/sightings.sql counts a run's detections
 WHERE list_contains($detectors, d.detector) AND d.run_id IN (SELECT run_id FROM resighted_runs)
 GROUP BY d.run_id, d.detector, d.lesson_id;
 
