@@ -170,10 +170,9 @@ def _weave(con: Any, settings: Settings, run: RunSummary) -> tuple[int, int]:
     return woven
 
 
-def _fingerprint(con: Any, settings: Settings, night: dt.date) -> str:
+def _fingerprint(con: Any, settings: Settings, night: dt.date, found: list[detectors.Detector]) -> str:
     """What the weave and the render of this run read (lessonweaver/fingerprint.py)."""
-    return fingerprint.compute(con, detectors.load_detectors(settings.detector_dirs),
-                               night=lessons.as_of(con, night),
+    return fingerprint.compute(con, found, night=lessons.as_of(con, night),
                                options=(settings.resolve_after, settings.merge_threshold, _tenant_key(settings)),
                                templates=settings.templates, out=settings.out)
 
@@ -184,10 +183,11 @@ def nothing_new(settings: Settings, run: RunSummary) -> RunSummary | None:
     anything differs (the night, a detector, a template, a review, the reports): then the run goes on."""
     con = store.connect(settings.db, threads=settings.threads, memory_limit=settings.memory_limit)
     try:
-        if store.setting(con, fingerprint.KEY) != _fingerprint(con, settings, run.night):
+        found = detectors.load_detectors(settings.detector_dirs)
+        if store.setting(con, fingerprint.KEY) != _fingerprint(con, settings, run.night, found):
             return None
         run = replace(run, status="completed", nothing_new=True)
-        _note_versions(con, settings, run, detectors.load_detectors(settings.detector_dirs), had_traces=True)
+        _note_versions(con, settings, run, found, had_traces=True)
         if settings.retain_days:
             run.events_dropped = forget.retain(con, settings.retain_days)
         run.lessons_total = con.execute("SELECT count(*) FROM lessons").fetchall()[0][0]
@@ -247,7 +247,8 @@ def render_and_audit(settings: Settings, run: RunSummary, folders: list[str], lo
         run.status = "completed"
         run.finished_at = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
         store.record_run(con, run)
-        store.put_setting(con, fingerprint.KEY, _fingerprint(con, settings, run.night))
+        store.put_setting(con, fingerprint.KEY,
+                          _fingerprint(con, settings, run.night, detectors.load_detectors(settings.detector_dirs)))
         return run
     except Exception:
         if run.status != "audit_failed":
