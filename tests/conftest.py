@@ -69,6 +69,15 @@ def stage(paths: list[Path], detector_dirs: tuple[str, ...] = (), only: str | No
     return con
 
 
+def cli(capsys, *argv: str) -> tuple[int, str, str]:
+    """`lessonweaver ARGV...` in this process: (exit code, stdout, stderr)."""
+    from lessonweaver.cli import main
+
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
 def rows(con, query: str, params: list | None = None) -> list[dict]:
     cur = con.execute(query, params or [])
     names = [d[0] for d in cur.description]

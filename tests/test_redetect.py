@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, copy_db, query_db, run_state
+from conftest import REPO, cli, copy_db, query_db, run_state
 from lessonweaver import store
-from lessonweaver.cli import main
 
 HEADER = """-- id: refund_promise
 -- title: The agent promised a refund window
@@ -22,12 +21,6 @@ BROKEN = HEADER + "SELECT trace_id, event_id, seq, content AS evidence FROM even
 FIXED = HEADER + ("SELECT trace_id, event_id, seq, content AS evidence FROM events\n"
                   "WHERE type = 'assistant_message' AND content ILIKE '%30-day window%'\n")
 PROMISED = ("sup-0001", "sup-0002", "sup-0003", "sup-0004", "sup-0005")
-
-
-def cli(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def run(capsys, db: Path, night: str, *extra: str) -> tuple[int, str, str]:

@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import copy_db, query_db
+from conftest import cli, copy_db, query_db
 from lessonweaver import store
-from lessonweaver.cli import main
 
 TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"  # a GitHub token's shape, made up
 
@@ -20,12 +19,6 @@ def copied(demo_db: Path, tmp_path: Path) -> tuple[Path, Path]:
     db = copy_db(demo_db, tmp_path / "lw.duckdb")
     shutil.copytree(demo_db.parent / "reports", tmp_path / "reports")
     return db, tmp_path / "reports"
-
-
-def cli(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def test_render_from_an_unchanged_database_gives_the_runs_reports(copied, capsys):

@@ -6,17 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DEMO_NIGHT, REPO, copy_db, query_db, read_jsonl, write_jsonl
+from conftest import DEMO_NIGHT, REPO, cli, copy_db, query_db, read_jsonl, write_jsonl
 from lessonweaver import store
-from lessonweaver.cli import main
 
 REFUND = "Answer a refund question"  # five silent failures, one lesson (data/README.md)
-
-
-def cli(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def lesson_of(db: Path, detector: str, task: str) -> str:
