@@ -1,8 +1,9 @@
 """The benchmark's own tools: the corpus generator keeps its promises, the pure-Python baseline agrees
-with the detectors, and the step-by-step breakdown runs every step on real files."""
+with the detectors, and the step-by-step breakdown and the one-part profile run every step on real files."""
 
 import hashlib
 import random
+import subprocess
 import sys
 
 import duckdb
@@ -10,7 +11,7 @@ import duckdb
 from conftest import REPO, rows, stage
 
 sys.path.insert(0, str(REPO))
-from benchmarks import generate, run  # noqa: E402
+from benchmarks import generate, part, run  # noqa: E402
 
 MIX = {fmt: 1.0 for fmt in generate.FORMATS}
 # The three core detectors, and the planted signal each must find.
@@ -109,3 +110,31 @@ def test_the_breakdown_times_every_step_over_real_batches(tmp_path):
     finally:
         con.close()
     assert loaded + quarantined == 300
+
+
+def test_the_part_profile_stages_the_first_part_a_run_would_stage(tmp_path):
+    generate.generate(tmp_path, 400, seed=3, files=1, mix={"lessonweaver": 1.0}, max_words=16)
+    (path,) = tmp_path.glob("*.jsonl")
+    first = part.first_part(str(path), 64 * 1024)
+    assert first.is_part and first.start == 0 and first.end < path.stat().st_size
+    records = part.part_bytes(first).count(b"\n")
+    steps = part.stage_steps(first, part.Settings(batch_bytes=64 * 1024), part.detectors.load_detectors())
+    assert [k for k in steps if ":" not in k and k[0] != "_"] == [
+        "read", "scan", "adapt", "screen", "detect", "audit staged", "account", "write"]
+    assert {k.removeprefix("detect: ") for k in steps if k.startswith("detect: ")} == {
+        d.id for d in part.detectors.load_detectors()}
+    # Every line of the part became a staged trace or a quarantined one; none came from past the cut.
+    assert 0 < steps["_traces"] <= records and steps["_events"] > steps["_traces"]
+
+
+def test_the_part_profile_reports_against_the_typed_parse(tmp_path):
+    generate.generate(tmp_path, 200, seed=4, files=1, mix={"lessonweaver": 1.0}, max_words=16)
+    (path,) = tmp_path.glob("*.jsonl")
+    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "part.py"), str(path), "--bytes", "40KB",
+                           "--repeat", "1"], capture_output=True, text=True, check=True)
+    assert "typed parse:" in done.stdout and "retry" in done.stdout
+    staging = next(line for line in done.stdout.splitlines() if line.strip().startswith("staging"))
+    assert staging.split()[-1].endswith("x") and float(staging.split()[1]) > 0
+    bad = subprocess.run([sys.executable, str(REPO / "benchmarks" / "part.py"), str(path), "--bytes", "lots"],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "--bytes must be a size" in bad.stderr and "Traceback" not in bad.stderr
