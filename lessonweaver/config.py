@@ -69,6 +69,13 @@ def batch_memory_limit(settings: Settings) -> str:
     return f"{max(64 * 1024**2, memory_bytes(settings.memory_limit) // settings.workers) // 1024**2}MiB"
 
 
+def database_memory_limit(settings: Settings) -> str:
+    """The memory limit of the run's connection to the database file (load, weave, render): one batch's
+    share, like each batch staged beside it. The load then never reaches further than staging does, so a
+    night's peak is the same at 0.3M and at 3M traces (benchmarks/README.md, 2026-12-02, evening)."""
+    return batch_memory_limit(settings)
+
+
 def parse_night(text: str) -> dt.date:
     """A night as YYYY-MM-DD, with a message a user can act on otherwise."""
     try:

@@ -22,7 +22,7 @@ from typing import Any, Protocol
 from lessonweaver import (adapters, audit, detectors, discover, fingerprint, forget, lessons, privacy, progress, render,
                           store, versions)
 from lessonweaver.batch import BatchResult, run_batch, split_traces
-from lessonweaver.config import Settings, batch_memory_limit, memory_bytes, parse_night
+from lessonweaver.config import Settings, batch_memory_limit, database_memory_limit, memory_bytes, parse_night
 from lessonweaver.crashpoints import reached
 from lessonweaver.summary import RUN_COLUMNS, RunSummary
 from lessonweaver.words import plural
@@ -131,7 +131,7 @@ def load_and_weave(settings: Settings, folders: list[str], run: RunSummary, merg
     """Load the batches in one transaction, record the run, and rebuild lessons. A weave that fails
     leaves the run recorded as failed, with what it loaded."""
     run = replace(run)
-    con = store.connect(settings.db, threads=settings.threads, memory_limit=settings.memory_limit)
+    con = store.connect(settings.db, threads=settings.threads, memory_limit=database_memory_limit(settings))
     try:
         found = detectors.load_detectors(settings.detector_dirs)
         lessons.register_detectors(con, found)
@@ -181,7 +181,7 @@ def nothing_new(settings: Settings, run: RunSummary) -> RunSummary | None:
     """A run with no file to read, over what the published lessons and reports were made from: record it
     and keep them as they are (the weave and the render would make them again, unchanged). None when
     anything differs (the night, a detector, a template, a review, the reports): then the run goes on."""
-    con = store.connect(settings.db, threads=settings.threads, memory_limit=settings.memory_limit)
+    con = store.connect(settings.db, threads=settings.threads, memory_limit=database_memory_limit(settings))
     try:
         found = detectors.load_detectors(settings.detector_dirs)
         if store.setting(con, fingerprint.KEY) != _fingerprint(con, settings, run.night, found):
@@ -227,7 +227,7 @@ def render_and_audit(settings: Settings, run: RunSummary, folders: list[str], lo
     the reports are rendered again without them. Only a finding that no trace explains withholds the
     reports (and fails the run)."""
     run = replace(run)
-    con = store.connect(settings.db, threads=settings.threads, memory_limit=settings.memory_limit)
+    con = store.connect(settings.db, threads=settings.threads, memory_limit=database_memory_limit(settings))
     pending = Path(settings.out) / f".pending-{run.run_id}"
     try:
         tenant_key = _tenant_key(settings)

@@ -3,7 +3,7 @@
 import pytest
 
 from lessonweaver.batch import connect_staging
-from lessonweaver.config import Settings, batch_memory_limit, batch_threads, memory_bytes
+from lessonweaver.config import Settings, batch_memory_limit, batch_threads, database_memory_limit, memory_bytes
 
 
 @pytest.mark.parametrize("text, expected", [("1536MB", 1_536_000_000), ("2GB", 2_000_000_000),
@@ -24,6 +24,13 @@ def test_batches_on_one_machine_share_its_cores_and_memory():
     assert (batch_threads(one), batch_memory_limit(one)) == (2, "2048MiB")
     assert (batch_threads(two), batch_memory_limit(two)) == (1, "1024MiB")
     assert batch_threads(Settings(threads=2, workers=8)) == 1  # never fewer than one thread
+
+
+def test_the_database_connection_gets_one_share_so_the_load_peaks_no_higher_than_staging():
+    assert database_memory_limit(Settings(memory_limit="2GiB", workers=2)) == "1024MiB"
+    assert database_memory_limit(Settings(memory_limit="2GiB", workers=1)) == "2048MiB"
+    # batches on remote workers take no memory here: the load has the whole limit
+    assert database_memory_limit(Settings(memory_limit="2GiB", workers=4, shared_machine=False)) == "2GiB"
 
 
 def test_remote_workers_each_get_the_whole_limit():

@@ -10,7 +10,7 @@ import pytest
 from conftest import write_traces
 from lessonweaver import lessons, store
 from lessonweaver.cli import main
-from lessonweaver.config import Settings
+from lessonweaver.config import Settings, database_memory_limit
 
 WORDS = ("refund order invoice shipping window policy customer account migration deploy rollback review "
          "ticket escalation timeout retry cache config staging cluster tests late missing wrong stale "
@@ -55,12 +55,12 @@ def diverse_database(path: Path, traces: int, tasks: int, tenants: int) -> None:
     (1, 20, 300, 400),  # a few hundred blocks of some 300 alike variants each: pairwise candidates ran out of memory
 ], ids=["many-small-blocks", "large-blocks"])
 def test_weave_of_many_variants_stays_within_the_default_memory_limit(tmp_path: Path, tasks, tenants, min_blocks, max_blocks):
-    """120,000 variants woven under the default memory limit, twice: the second weave, with some 10,000
+    """120,000 variants woven under the default memory limit (the database connection's share of it), twice: the second weave, with some 10,000
     more variants, keeps every lesson id the first gave."""
     db = tmp_path / "lw.duckdb"
     diverse_database(db, 120_000, tasks, tenants)
     settings = Settings()
-    con = store.connect(str(db), threads=settings.threads, memory_limit=settings.memory_limit)
+    con = store.connect(str(db), threads=settings.threads, memory_limit=database_memory_limit(settings))
     try:
         new, total = lessons.weave(con, "r0", dt.date(2026, 12, 1))
         variants, blocks = con.execute(
