@@ -5,8 +5,8 @@
 A run cuts a large one-trace-per-line file into parts of the batch size (64 MB) and stages each in its own
 in-memory DuckDB with its share of the threads (one on two cores with two workers). This takes the first
 such part of FILE, times the typed parse of its bytes (the bare scan of benchmarks/run.py, on the same
-threads) and then every step of staging it (batch.stage_in and the Parquet outputs), and each detector
-alone on what was staged. Every figure is also given as a multiple of the typed parse, the yardstick of
+threads) and then every step of staging it (batch.stage_in and the Parquet outputs), each detector
+alone on what was staged, and a few single passes any design pays (FLOOR). Every figure is also given as a multiple of the typed parse, the yardstick of
 issue #18. Medians of --repeat passes; progress on stderr, the report on stdout.
 """
 
@@ -53,6 +53,16 @@ def typed_parse(path: str, fmt: str, threads: int) -> tuple[float, int]:
         con.close()
 
 
+# Passes over the staged part that any design of the same product pays: the floor under the steps above.
+FLOOR = {
+    "write the events as Parquet": "COPY events TO '{folder}/floor-events.parquet' (FORMAT parquet)",
+    "one ordered pass over the events": "SELECT count(*) FROM (SELECT lag(type) OVER (PARTITION BY trace_id "
+                                        "ORDER BY seq) AS before FROM events) WHERE before = 'error'",
+    "one regular expression over all content": "SELECT count(*) FROM events "
+                                               "WHERE regexp_matches(content, '(?i)\\b(wrong|instead|not what)\\b')",
+}
+
+
 def stage_steps(part: discover.InputFile, settings: Settings, found: list[detectors.Detector]) -> dict[str, float]:
     """One staging of the part as a batch stages it, timed per step; then each detector again, alone."""
     steps: dict[str, float] = {}
@@ -64,6 +74,10 @@ def stage_steps(part: discover.InputFile, settings: Settings, found: list[detect
             started = time.perf_counter()
             batch.write_outputs(con, folder)
             steps["write"] = time.perf_counter() - started
+            for name, sql in FLOOR.items():
+                started = time.perf_counter()
+                con.execute(sql.format(folder=Path(folder).as_posix())).fetchall()
+                steps[f"floor: {name}"] = time.perf_counter() - started
             for d in found:
                 con.execute(detectors.DETECTIONS_TABLE.format(kind="TEMP", table="again"))
                 started = time.perf_counter()
@@ -109,8 +123,8 @@ def main() -> int:
             steps = stage_steps(part, settings, found)
             steps["_parse"], steps["_parse_all"], steps["_scanned"] = parse, parse_all, events
             passes.append(steps)
-            print(f"pass {n + 1} of {args.repeat}: staged in {sum(v for k, v in steps.items() if k[0] != '_' and ':' not in k):.2f} s",
-                  file=sys.stderr)
+            staged = sum(v for k, v in steps.items() if k[0] != "_" and ":" not in k)
+            print(f"pass {n + 1} of {args.repeat}: staged in {staged:.2f} s", file=sys.stderr)
     print(report(args.file, part, passes, threads, settings.threads))
     return 0
 
@@ -136,6 +150,9 @@ def report(path: str, part: discover.InputFile, passes: list[dict[str, float]], 
     alone = sorted((k for k in passes[0] if k.startswith("detect: ")), key=lambda k: -med[k])
     for k in alone:
         lines.append(f"  {k.removeprefix('detect: '):<20} {med[k]:6.2f} s {med[k] / parse:6.1f}x")
+    lines.append("single passes alone on the staged part (the floor under the steps above):")
+    for k in (k for k in passes[0] if k.startswith("floor: ")):
+        lines.append(f"  {k.removeprefix('floor: '):<40} {med[k]:6.2f} s {med[k] / parse:6.1f}x")
     return "\n".join(lines)
 
 

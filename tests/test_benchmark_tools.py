@@ -121,6 +121,7 @@ def test_the_part_profile_stages_the_first_part_a_run_would_stage(tmp_path):
     steps = part.stage_steps(first, part.Settings(batch_bytes=64 * 1024), part.detectors.load_detectors())
     assert [k for k in steps if ":" not in k and k[0] != "_"] == [
         "read", "scan", "adapt", "screen", "detect", "audit staged", "account", "write"]
+    assert [k for k in steps if k.startswith("floor: ")] == [f"floor: {name}" for name in part.FLOOR]
     assert {k.removeprefix("detect: ") for k in steps if k.startswith("detect: ")} == {
         d.id for d in part.detectors.load_detectors()}
     # Every line of the part became a staged trace or a quarantined one; none came from past the cut.
@@ -132,7 +133,7 @@ def test_the_part_profile_reports_against_the_typed_parse(tmp_path):
     (path,) = tmp_path.glob("*.jsonl")
     done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "part.py"), str(path), "--bytes", "40KB",
                            "--repeat", "1"], capture_output=True, text=True, check=True)
-    assert "typed parse:" in done.stdout and "retry" in done.stdout
+    assert "typed parse:" in done.stdout and "retry" in done.stdout and "one ordered pass over the events" in done.stdout
     staging = next(line for line in done.stdout.splitlines() if line.strip().startswith("staging"))
     assert staging.split()[-1].endswith("x") and float(staging.split()[1]) > 0
     bad = subprocess.run([sys.executable, str(REPO / "benchmarks" / "part.py"), str(path), "--bytes", "lots"],
