@@ -217,11 +217,10 @@ def history(con: duckdb.DuckDBPyConnection, run: dict[str, Any], shown: list[dic
             tenant: str | None = None) -> dict[str, Any]:
     """Per-night counts from `sightings` for the HTML report, and the charts drawn from them.
 
-    `trends` maps each lesson of `shown` to its counts over the last TREND_NIGHTS nights with a run
-    ({night, occurrences}, zero-filled, ending at the run's night); `detector_nights` holds detections per
-    detector over the last CHART_NIGHTS such nights. They sit beside the lesson rows, not in them, so
-    lessons.jsonl keeps the lessons table's fields. Sparklines are drawn only when there are
-    MIN_TREND_NIGHTS nights or more, in the colour of the lesson's detector. The SVGs are built by
+    `sparklines` draws each lesson of `shown` over the last TREND_NIGHTS nights with a run (zero-filled,
+    ending at the run's night), in the colour of its detector, once there are MIN_TREND_NIGHTS such nights
+    or more; `detector_nights` holds detections per detector over the last CHART_NIGHTS of them. They sit
+    beside the lesson rows, not in them, so lessons.jsonl keeps the lessons table's fields. The SVGs are built by
     `charts`, which escapes every label itself."""
     given = run.get("night")
     night = as_of(con, None if given is None else parse_night(str(given)))  # as the statuses are (lessons.weave)
@@ -242,8 +241,6 @@ def history(con: duckdb.DuckDBPyConnection, run: dict[str, Any], shown: list[dic
     return {
         "night": night.isoformat(),
         "trend_nights": trend_labels,
-        "trends": {lid: [{"night": n, "occurrences": trends.get(lid, [0] * len(trend_nights))[i]}
-                         for i, n in enumerate(trend_labels)] for lid in detector_of},
         "sparklines": {lid: Markup(charts.sparkline(trends.get(lid, [0] * len(trend_nights)), trend_labels,
                                                     colour=charts.colour(detector)))
                        for lid, detector in detector_of.items()} if len(trend_nights) >= MIN_TREND_NIGHTS else {},

@@ -427,18 +427,21 @@ def test_trends_and_the_chart_span_the_nights_with_a_run(nights: Nights):
         con.close()
     assert ctx["night"] == "2026-11-14"
     assert ctx["trend_nights"] == ["2026-11-10", "2026-11-12", "2026-11-14"]
-    for lesson_id, trend in ctx["trends"].items():
-        assert [t["night"] for t in trend] == ctx["trend_nights"]
-        assert [t["occurrences"] for t in trend] == [sums.get((lesson_id, n), 0) for n in ctx["trend_nights"]]
-    nonzero = [t["night"] for t in ctx["trends"][regressed] if t["occurrences"]]
-    assert nonzero == ["2026-11-10", "2026-11-14"]
+    def trend(lesson_id: str) -> list[tuple[str, int]]:
+        """A sparkline's numbers, as its title spells them out: (night, occurrences), oldest first."""
+        title = re.search(r"<title>\d+ occurrences from .*? \((.*?)\)</title>", str(ctx["sparklines"][lesson_id]))[1]
+        return [(day, int(n)) for day, n in (pair.split(": ") for pair in title.split("; "))]
+
+    assert set(ctx["sparklines"]) == {lesson["lesson_id"] for lesson in ctx["shown"]}  # three nights: lines
+    for lesson_id in ctx["sparklines"]:
+        assert trend(lesson_id) == [(n[5:], sums.get((lesson_id, n), 0)) for n in ctx["trend_nights"]]
+    assert [day for day, n in trend(regressed) if n] == ["11-10", "11-14"]
     chart = ctx["detector_nights"]
     assert chart["nights"] == ["2026-11-10", "2026-11-12", "2026-11-14"]
     assert {s["detector"]: s["total"] for s in chart["series"]} == per_detector
     assert all(sum(s["counts"]) == s["total"] for s in chart["series"])
     totals = [s["total"] for s in chart["series"]]
     assert totals == sorted(totals, reverse=True)
-    assert set(ctx["sparklines"]) == {lesson["lesson_id"] for lesson in ctx["shown"]}  # three nights: lines
     # the page's axes: the three nights, in both drawings of the chart
     page = (nights.out / "lessons.html").read_text(encoding="utf-8")
     for svg in re.findall(r'<svg class="chart \w+".*?</svg>', page, re.S):
