@@ -19,7 +19,7 @@ from pathlib import Path
 import duckdb
 
 from lessonweaver.resources import sql_path
-from lessonweaver.sqlfile import read_sql_file
+from lessonweaver.sqlfile import parse_sql, read_sql_file
 from lessonweaver.words import plural
 
 _PARAMETER = re.compile(r"^\$(\w+)\s*(?:=\s*([^:]*?)\s*)?:\s*(.+)$")
@@ -64,7 +64,7 @@ def read(name: str) -> tuple[str, tuple[Parameter, ...]]:
     """The text of a .sql file or shipped example, and the parameters its header declares."""
     path = find(name)
     text = path.read_text(encoding="utf-8")
-    header = read_sql_file(path).header if text.lstrip().startswith("--") else {}
+    header = parse_sql(text, path).header if text.lstrip().startswith("--") else {}
     return text, declared(header, str(path))
 
 

@@ -36,7 +36,11 @@ class SqlFile:
 
 def read_sql_file(path: Path) -> SqlFile:
     """Split a SQL file into its header fields and the SQL after them."""
-    text = Path(path).read_text(encoding="utf-8")
+    return parse_sql(Path(path).read_text(encoding="utf-8"), Path(path))
+
+
+def parse_sql(text: str, path: Path) -> SqlFile:
+    """Split the text of the SQL file at `path` into its header fields and the SQL after them."""
     header: dict[str, str] = {}
     lines = text.splitlines()
     last_key = None
@@ -58,4 +62,4 @@ def read_sql_file(path: Path) -> SqlFile:
     body = "\n".join(lines[body_start:]).strip()
     if not body:
         raise SqlFileError(f"{path}: no SQL after the header")
-    return SqlFile(Path(path), header, body)
+    return SqlFile(path, header, body)
