@@ -22,7 +22,7 @@ from typing import Any, Protocol
 from lessonweaver import (adapters, audit, detectors, discover, fingerprint, forget, lessons, privacy, progress, render,
                           store, versions)
 from lessonweaver.batch import BatchResult, run_batch, split_traces
-from lessonweaver.config import Settings, batch_memory_limit, database_memory_limit, memory_bytes, parse_night
+from lessonweaver.config import Settings, batch_memory_limit, batch_threads, database_memory_limit, memory_bytes, parse_night
 from lessonweaver.crashpoints import reached
 from lessonweaver.summary import RUN_COLUMNS, RunSummary
 from lessonweaver.words import plural
@@ -378,6 +378,12 @@ def execute(settings: Settings, steps: Steps, log: Log = LOG) -> RunSummary:
             return quiet
         workdir = tempfile.mkdtemp(prefix="lessonweaver-", dir=settings.work_dir)
         try:
+            if settings.shared_machine:  # fewer batches than workers: the batches there are share it all
+                settings = replace(settings, workers=max(1, min(settings.workers, len(the_plan.batches))))
+            log.info("staging %s, each with %s and %s of memory",
+                     f"{settings.workers} at a time" if settings.shared_machine
+                     else f"on the Dask cluster at {settings.dask_address}",
+                     plural(batch_threads(settings), "thread"), batch_memory_limit(settings))
             results = _stage_all(settings, steps, the_plan, workdir)
             clock.lap("stage")
             reached("staged")
@@ -388,7 +394,8 @@ def execute(settings: Settings, steps: Steps, log: Log = LOG) -> RunSummary:
             merged = _merge_split_traces(settings, steps, the_plan, folders, workdir, log)
             if merged:
                 clock.lap("merge")
-            log.info("loading %s and weaving lessons", plural(len(folders), "batch", "batches"), extra=progress.note(phase="loading"))
+            log.info("loading %s and weaving lessons, within %s of memory", plural(len(folders), "batch", "batches"),
+                     database_memory_limit(settings), extra=progress.note(phase="loading"))
             run = steps.load(settings, folders, run, merged)
             clock.lap("load")
             log.info("rendering and auditing the reports", extra=progress.note(phase="rendering"))

@@ -48,3 +48,18 @@ def test_a_pipe_gets_log_lines(tmp_path):
     assert done.returncode == 0
     assert "21 files found" in done.stderr and "staged" in done.stderr
     assert "\x1b[" not in done.stderr and "batches, " not in done.stderr
+
+
+def test_the_log_says_how_the_memory_limit_is_shared(tmp_path):
+    env = {**ENV, "LESSONWEAVER_MEMORY_LIMIT": "1000MiB"}
+    done = subprocess.run(ARGS + options(tmp_path) + ["--workers", "2"], cwd=REPO, capture_output=True, text=True,
+                          timeout=300, env=env)
+    assert done.returncode == 0, done.stderr
+    # two batches at once get half the limit each, and so does the load after them (config.database_memory_limit)
+    assert "staging 2 at a time, each with " in done.stderr and " and 500MiB of memory" in done.stderr
+    assert "weaving lessons, within 500MiB of memory" in done.stderr
+    # one batch (no --batch-mb): it has the cores and the limit to itself
+    alone = subprocess.run(ARGS[:-3] + ["--db"] + options(tmp_path / "alone") + ["--workers", "2"], cwd=REPO,
+                           capture_output=True, text=True, timeout=300, env=env)
+    assert alone.returncode == 0, alone.stderr
+    assert "staging 1 at a time, each with " in alone.stderr and " and 1000MiB of memory" in alone.stderr
