@@ -6,8 +6,8 @@ A run cuts a large one-trace-per-line file into parts of the batch size (64 MB) 
 in-memory DuckDB with its share of the threads (one on two cores with two workers). This takes the first
 such part of FILE, times the typed parse of its bytes (the bare scan of benchmarks/run.py, on the same
 threads) and then every step of staging it (batch.stage_in and the Parquet outputs), each detector
-alone on what was staged, and a few single passes any design pays (FLOOR). Every figure is also given as a multiple of the typed parse, the yardstick of
-issue #18. Medians of --repeat passes; progress on stderr, the report on stdout.
+alone on what was staged, and a few single passes any design pays (FLOOR). Every figure is also given
+as a multiple of the typed parse, the yardstick of issue #18. Medians of --repeat passes; progress on stderr, the report on stdout.
 """
 
 import argparse
@@ -25,6 +25,7 @@ sys.path.insert(0, str(ROOT))  # run as a script: the project's packages, not on
 from benchmarks.run import SCAN_QUERIES, sniff
 from lessonweaver import adapters, batch, detectors, discover
 from lessonweaver.config import Settings, batch_threads, memory_bytes
+from lessonweaver.words import plural
 
 
 def first_part(path: str, max_bytes: int) -> discover.InputFile:
@@ -133,13 +134,14 @@ def report(path: str, part: discover.InputFile, passes: list[dict[str, float]], 
     med = {k: statistics.median(p[k] for p in passes) for k in passes[0]}
     parse = med["_parse"]
     size = ((part.end or part.size) - part.start) / 1e6
+    one = plural(threads, "thread")
     lines = [
         f"part:         {path}, bytes {part.start:,} to {part.end or part.size:,} ({size:.1f} MB)",
         f"staged:       {int(med['_traces']):,} traces, {int(med['_events']):,} events, "
         f"{int(med['_detections']):,} detections; the typed parse counts {int(med['_scanned']):,} events",
-        f"typed parse:  {parse:.2f} s on {threads} thread{'s' if threads > 1 else ''} (as one batch gets); "
+        f"typed parse:  {parse:.2f} s on {one} (as one batch gets); "
         f"{med['_parse_all']:.2f} s on {cores}",
-        f"medians of {len(passes)} passes, seconds and multiples of the typed parse on {threads} thread{'s' if threads > 1 else ''}:",
+        f"medians of {plural(len(passes), 'pass', 'passes')}, seconds and multiples of the typed parse on {one}:",
     ]
     steps = [k for k in passes[0] if k[0] != "_" and ":" not in k]
     total = sum(med[k] for k in steps)

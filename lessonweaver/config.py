@@ -71,8 +71,8 @@ def batch_memory_limit(settings: Settings) -> str:
 
 def database_memory_limit(settings: Settings) -> str:
     """The memory limit of the run's connection to the database file (load, weave, render): one batch's
-    share, like each batch staged beside it. The load then never reaches further than staging does, so a
-    night's peak is the same at 0.3M and at 3M traces (benchmarks/README.md, 2026-12-02, evening)."""
+    share, like each batch staged before it. The load then reaches no further than staging did, so a large
+    night peaks about where a small one does (0.95 GB at 0.3M traces, 1.01 GB at 3M: benchmarks/README.md)."""
     return batch_memory_limit(settings)
 
 

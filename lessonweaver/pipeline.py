@@ -378,7 +378,7 @@ def execute(settings: Settings, steps: Steps, log: Log = LOG) -> RunSummary:
             return quiet
         workdir = tempfile.mkdtemp(prefix="lessonweaver-", dir=settings.work_dir)
         try:
-            if settings.shared_machine:  # fewer batches than workers: the batches there are share it all
+            if settings.shared_machine:  # a night of fewer batches than workers gives them all the cores and memory
                 settings = replace(settings, workers=max(1, min(settings.workers, len(the_plan.batches))))
             log.info("staging %s, each with %s and %s of memory",
                      f"{settings.workers} at a time" if settings.shared_machine

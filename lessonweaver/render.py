@@ -220,8 +220,8 @@ def history(con: duckdb.DuckDBPyConnection, run: dict[str, Any], shown: list[dic
     `sparklines` draws each lesson of `shown` over the last TREND_NIGHTS nights with a run (zero-filled,
     ending at the run's night), in the colour of its detector, once there are MIN_TREND_NIGHTS such nights
     or more; `detector_nights` holds detections per detector over the last CHART_NIGHTS of them. They sit
-    beside the lesson rows, not in them, so lessons.jsonl keeps the lessons table's fields. The SVGs are built by
-    `charts`, which escapes every label itself."""
+    beside the lesson rows, not in them, so lessons.jsonl keeps the lessons table's fields. The SVGs are
+    built by `charts`, which escapes every label itself."""
     given = run.get("night")
     night = as_of(con, None if given is None else parse_night(str(given)))  # as the statuses are (lessons.weave)
     trend_nights, chart_nights = nights(con, night, TREND_NIGHTS), nights(con, night, CHART_NIGHTS)
