@@ -15,9 +15,8 @@ import polars as pl
 import pytest
 
 import lessonweaver
-from conftest import REPO, copy_db, query_db, write_traces
+from conftest import REPO, cli, copy_db, query_db, write_traces
 from lessonweaver import examples, explore, store
-from lessonweaver.cli import main
 from lessonweaver.store import StoreError
 
 EXAMPLES = sorted((REPO / "sql" / "examples").glob("*.sql"))
@@ -51,9 +50,7 @@ def header(path: Path) -> dict[str, str]:
 
 
 def sql_cli(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(["sql", *argv])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+    return cli(capsys, "sql", *argv)
 
 
 # --- views -------------------------------------------------------------------------------------------
