@@ -8,7 +8,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from conftest import leaks, query_db, write_traces
+from conftest import REPO, leaks, query_db, write_traces
 from lessonweaver.cli import main
 from lessonweaver.privacy import tenant_hash
 
@@ -104,8 +104,6 @@ def test_retention_drops_old_events_and_lessons_keep_their_counts(tmp_path: Path
 def test_forget_and_redetect_weave_with_the_resolve_after_the_runs_used(tmp_path: Path, capsys):
     """A run with --resolve-after 1 calls lessons unseen for three nights resolved; weaving again after a
     forget or a redetect keeps that, rather than going back to the default of 7 nights."""
-    from conftest import REPO
-
     db, out = str(tmp_path / "lw.duckdb"), str(tmp_path / "out")
     for night in ("2026-12-01", "2026-12-04"):
         assert main(["run", str(REPO / "data"), "--db", db, "--out", out, "--no-prefect", "-q", "--night", night,

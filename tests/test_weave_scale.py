@@ -55,8 +55,8 @@ def diverse_database(path: Path, traces: int, tasks: int, tenants: int) -> None:
     (1, 20, 300, 400),  # a few hundred blocks of some 300 alike variants each: pairwise candidates ran out of memory
 ], ids=["many-small-blocks", "large-blocks"])
 def test_weave_of_many_variants_stays_within_the_default_memory_limit(tmp_path: Path, tasks, tenants, min_blocks, max_blocks):
-    """120,000 variants woven under the default memory limit (the database connection's share of it), twice: the second weave, with some 10,000
-    more variants, keeps every lesson id the first gave."""
+    """120,000 variants woven under the default memory limit (the database connection's share of it),
+    twice: the second weave, with some 10,000 more variants, keeps every lesson id the first gave."""
     db = tmp_path / "lw.duckdb"
     diverse_database(db, 120_000, tasks, tenants)
     settings = Settings()
