@@ -245,6 +245,10 @@ def main(argv: list[str] | None = None) -> int:
     from lessonweaver.store import StoreError
 
     try:
+        if isinstance(getattr(args, "db", None), str):
+            from lessonweaver.store import check_path
+
+            check_path(args.db)
         return args.func(args)
     except AuditFailed as exc:
         for finding in exc.findings:

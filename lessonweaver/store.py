@@ -26,7 +26,6 @@ import duckdb
 from lessonweaver import eventstore, lessons
 from lessonweaver.config import Settings
 from lessonweaver.crashpoints import reached
-from lessonweaver.errors import safe_error
 from lessonweaver.queries import execute, query
 from lessonweaver.summary import RUN_COLUMNS, RunSummary, runs_schema
 
@@ -36,6 +35,42 @@ LOCK_WAIT_SECONDS = 10.0  # how long an open waits for another process's connect
 
 class StoreError(RuntimeError):
     """The database cannot be opened or written (locked by another run, not a DuckDB file, ...)."""
+
+
+DUCKDB_MAGIC = b"DUCK"  # bytes 8-11 of every DuckDB database file
+
+
+def check_path(db: str) -> None:
+    """Refuse, in one whole line, a --db that cannot be a database: no name, a folder, a file that is not
+    DuckDB's, or a folder for it that cannot be made. Read from the file's header, so it takes no lock and
+    leaves nothing behind (no lock file, no working copy)."""
+    if not db.strip():
+        raise StoreError("--db needs a file name (for example lessonweaver.duckdb)")
+    path = Path(db)
+    if path.is_dir():
+        raise StoreError(f"{db} is a folder, not a database file (give a file in it, e.g. {path / 'lessonweaver.duckdb'})")
+    if path.exists():
+        try:
+            with open(path, "rb") as handle:
+                head = handle.read(12)
+        except OSError as exc:
+            raise StoreError(f"cannot open {db}: {exc.strerror or exc}") from None
+        if head[8:12] != DUCKDB_MAGIC:
+            raise StoreError(f"{db} is not a DuckDB database file ({'empty' if not head else 'it holds something else'}); "
+                             "give another --db, or move this file away")
+        return
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise StoreError(f"no database at {db}, and none can be made there: {parent} is a file, not a folder")
+
+
+def open_error(db: str, exc: BaseException) -> StoreError:
+    """A failure to open the database, in one whole line. Opening quotes only the file's path, never
+    stored content, so the message is not cut (safe_error cuts at the first quote)."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else exc.__class__.__name__
+    return StoreError(f"cannot open {db}: {text}")
 
 
 def connect(db: str, read_only: bool = False, threads: int | None = None,
@@ -59,13 +94,13 @@ def connect(db: str, read_only: bool = False, threads: int | None = None,
             break
         except duckdb.IOException as exc:
             if "lock" not in str(exc).lower():
-                raise StoreError(f"cannot open {db}: {safe_error(exc)}") from None
+                raise open_error(db, exc) from None
             if time.monotonic() >= deadline:
                 raise StoreError(f"{db} is in use by another lessonweaver run (or another program); "
                                  "try again when it has finished") from None
             time.sleep(0.2)
         except duckdb.Error as exc:
-            raise StoreError(f"cannot open {db}: {safe_error(exc)}") from None
+            raise open_error(db, exc) from None
     eventstore.attach(con, db)  # where its event files are, for readers too (a run's tallies read them)
     if not read_only:
         _rename_old_columns(con)
@@ -90,6 +125,7 @@ def _rename_old_columns(con: duckdb.DuckDBPyConnection) -> None:
 
 def check(db: str) -> None:
     """Refuse, with one line, a database that is not a DuckDB file or that another run holds."""
+    check_path(db)
     if os.path.exists(db):
         connect(db, read_only=True).close()
     with run_lock(db):
