@@ -7,6 +7,7 @@ that must be positive is refused by the parser, in one line, before anything run
 """
 
 import argparse
+import os
 import sys
 from collections.abc import Callable
 
@@ -228,6 +229,15 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def _reader_gone() -> int:
+    """The reader of our output went away (`lessonweaver review | head -1`): stop quietly, as Unix tools
+    do. Standard output points at /dev/null from here on, so the interpreter's last flush cannot fail."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse, run the command, and turn every failure into one line and an exit status: 2 for a usage
     problem (a bare `lessonweaver` too, which prints the usage), 1 for anything unexpected."""
@@ -249,7 +259,11 @@ def main(argv: list[str] | None = None) -> int:
             from lessonweaver.store import check_path
 
             check_path(args.db)
-        return args.func(args)
+        code = args.func(args)
+        sys.stdout.flush()  # a closed pipe shows here when the output was buffered
+        return code
+    except BrokenPipeError:
+        return _reader_gone()
     except AuditFailed as exc:
         for finding in exc.findings:
             print(f"audit: {finding}", file=sys.stderr)
