@@ -19,7 +19,7 @@ from lessonweaver.words import plural
 METAVARS = frozenset({"FILE", "DIR", "PATH", "ROOT", "N", "MB", "DATE", "ID", "LESSON_ID", "TRACE_ID", "NAME", "NAME=VALUE",
                       "T", "S", "TEXT", "QUERY", "CRON", "ZONE", "tcp://HOST:PORT"})
 DB_HELP = f"database file (default: {DEFAULT_DB})"
-OUT_HELP = f"report folder (default: {DEFAULT_OUT}/)"
+STORED_OUT_HELP = f"report folder (default: where the database's runs publish them, else {DEFAULT_OUT}/)"
 
 
 def at_least(low: int) -> Callable[[str], int]:
@@ -86,7 +86,7 @@ def _stored_parsers(sub: "argparse._SubParsersAction", db_option: argparse.Argum
                    "Replaces the stored detections of the detectors run (all, or those named with --detector), "
                    "weaves the lessons again and renders the reports; the database's fingerprint of each "
                    "detector run is brought up to date.", parents=(db_option,))
-    red.add_argument("--out", default=DEFAULT_OUT, metavar="DIR", help=OUT_HELP)
+    red.add_argument("--out", metavar="DIR", help=STORED_OUT_HELP)
     red.add_argument("--detectors", dest="detector_dirs", action="append", default=[], metavar="DIR",
                      help="a folder of your own detectors, added to the shipped ones (repeatable)")
     red.add_argument("--detector", dest="only", action="append", default=[], metavar="ID",
@@ -95,7 +95,7 @@ def _stored_parsers(sub: "argparse._SubParsersAction", db_option: argparse.Argum
     ren = _command(sub, "render", "render the reports from the database alone, reading no input",
                    "The reports of the latest run, as the database stands now (review decisions included), "
                    "audited like a run's before they are published.", parents=(db_option,))
-    ren.add_argument("--out", default=DEFAULT_OUT, metavar="DIR", help=OUT_HELP)
+    ren.add_argument("--out", metavar="DIR", help=STORED_OUT_HELP)
     ren.set_defaults(func=commands.cmd_render)
     for p in (red, ren):
         p.add_argument("--templates", metavar="DIR", help="a folder of templates used before the shipped ones")
@@ -185,7 +185,7 @@ def _read_parsers(sub: "argparse._SubParsersAction", db_option: argparse.Argumen
     """`audit`, `export` and `show`: commands that read the database (and write elsewhere)."""
     aud = _command(sub, "audit", "scan the database and the reports for secrets, PII and quarantined ids",
                    "Prints each finding, masked; exit 1 if there is any.", parents=(db_option,))
-    aud.add_argument("--out", default=DEFAULT_OUT, metavar="DIR", help=OUT_HELP)
+    aud.add_argument("--out", metavar="DIR", help=STORED_OUT_HELP)
     aud.set_defaults(func=commands.cmd_audit)
     exp = _command(sub, "export", "write the accepted lessons as a file agents load",
                    "Only lessons a person accepted, with their edited text: to standard output, a file (-o) or "

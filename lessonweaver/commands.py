@@ -184,7 +184,10 @@ def cmd_redetect(args: argparse.Namespace) -> int:
     """`lessonweaver redetect`: the detectors again over the stored traces; 1 if one of them failed."""
     from lessonweaver import redetect
 
-    settings = Settings(db=_existing_db(args.db), out=args.out, detector_dirs=tuple(args.detector_dirs),
+    from lessonweaver.store import reports_folder
+
+    db = _existing_db(args.db)
+    settings = Settings(db=db, out=reports_folder(db, args.out), detector_dirs=tuple(args.detector_dirs),
                         templates=args.templates, tenant=args.tenant)
     done = redetect.redetect(settings, args.only)
     print("\n".join(redetect.summary(done)))
@@ -195,9 +198,10 @@ def cmd_render(args: argparse.Namespace) -> int:
     """`lessonweaver render`: the reports again from the database alone (no input read), audited."""
     from lessonweaver import pipeline, store
 
-    con = store.connect(_existing_db(args.db), read_only=True)
+    out = store.reports_folder(_existing_db(args.db), args.out)
+    con = store.connect(args.db, read_only=True)
     try:
-        run = pipeline.render_stored(con, args.out, args.templates,
+        run = pipeline.render_stored(con, out, args.templates,
                                      pipeline.tenant_key(con, args.tenant, Settings().tenant_salt))
     finally:
         con.close()
@@ -210,15 +214,16 @@ def cmd_render(args: argparse.Namespace) -> int:
 def cmd_audit(args: argparse.Namespace) -> int:
     from lessonweaver import audit, store
 
+    out = store.reports_folder(args.db, args.out)
     con = store.connect(args.db, read_only=True)
     try:
-        files = audit.outputs(args.out)
+        files = audit.outputs(out)
         findings = audit.audit_database(con) + audit.audit_files(con, files)
     finally:
         con.close()
     for finding in findings:
         print(finding)
-    print(f"audit: {args.db} and {plural(len(files), 'file')} in {args.out}/: "
+    print(f"audit: {args.db} and {plural(len(files), 'file')} in {out}/: "
           + (plural(len(findings), "finding") if findings else "clean"))
     return 1 if findings else 0
 

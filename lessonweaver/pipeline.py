@@ -161,12 +161,13 @@ def _note_versions(con: Any, settings: Settings, run: RunSummary, found: list[de
     """Note in the run's summary which detectors changed since the stored traces were detected (the CLI
     prints it, the Prefect summary artifact shows it)."""
     run.stale_detectors = versions.stale(con, found, had_traces)
-    run.detector_advice = versions.advice(run.stale_detectors, run.db, settings.out, settings.detector_dirs)
+    run.detector_advice = versions.advice(run.stale_detectors, run.db, settings.detector_dirs)
 
 
 def _weave(con: Any, settings: Settings, run: RunSummary) -> tuple[int, int]:
     woven = lessons.weave(con, run.run_id, run.night, settings.resolve_after, settings.merge_threshold)
     store.put_setting(con, store.RESOLVE_AFTER, str(settings.resolve_after))
+    store.put_setting(con, store.REPORTS, str(Path(settings.out).resolve()))
     return woven
 
 

@@ -197,6 +197,7 @@ def put_setting(con: duckdb.DuckDBPyConnection, key: str, value: str) -> None:
     con.execute("INSERT INTO settings VALUES (?, ?)", [key, value])
 
 
+REPORTS = "reports"  # the absolute folder the latest run published its reports in
 RESOLVE_AFTER = "resolve_after"  # the --resolve-after of the latest run, which forget and redetect weave with
 
 
@@ -204,6 +205,22 @@ def resolve_after(con: duckdb.DuckDBPyConnection) -> int:
     """The --resolve-after the latest run wove with (the default before any run recorded one)."""
     value = setting(con, RESOLVE_AFTER)
     return int(value) if value is not None else Settings().resolve_after
+
+
+def reports_folder(db: str, given: str | None) -> str:
+    """Where a command that renders from the database alone (render, redetect, audit) writes or reads the
+    reports: `given` (--out), else where the database's latest run published them, else the default."""
+    if given:
+        return given
+    con = connect(db, read_only=True)
+    try:
+        stored = setting(con, REPORTS)
+    finally:
+        con.close()
+    if not stored:
+        return Settings().out
+    here = os.path.relpath(stored)  # shown as the run showed it when it is below the working folder
+    return stored if here.startswith("..") else here
 
 
 def tenant_salt(con: duckdb.DuckDBPyConnection, configured: str = "", create: bool = True) -> str:

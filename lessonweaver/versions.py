@@ -12,7 +12,7 @@ made by versions nobody recorded).
 
 import duckdb
 
-from lessonweaver.config import DEFAULT_DB, DEFAULT_OUT
+from lessonweaver.config import DEFAULT_DB
 from lessonweaver.detectors import Detector
 from lessonweaver.words import plural
 
@@ -41,13 +41,12 @@ def record(con: duckdb.DuckDBPyConnection, found: list[Detector]) -> None:
     con.executemany("INSERT INTO detector_versions VALUES (?, ?, now()::TIMESTAMP)", rows)
 
 
-def advice(out_of_date: dict[str, str], db: str, out: str, detector_dirs: tuple[str, ...] | list[str]) -> str:
+def advice(out_of_date: dict[str, str], db: str, detector_dirs: tuple[str, ...] | list[str]) -> str:
     """One line for the run's summary and stderr: which detectors are out of date for the stored traces,
-    and the command that brings them up to date (empty when none is)."""
+    and the command that brings them up to date (empty when none is; it renders where the runs publish)."""
     if not out_of_date:
         return ""
     command = ("lessonweaver redetect" + (f" --db {db}" if db != DEFAULT_DB else "")
-               + (f" --out {out}" if out != DEFAULT_OUT else "")
                + "".join(f" --detectors {d}" for d in detector_dirs)
                + "".join(f" --detector {i}" for i in out_of_date))
     which = ", ".join(f"{i} ({why})" for i, why in out_of_date.items())

@@ -182,3 +182,26 @@ def test_render_and_redetect_use_the_database_and_folder_named(demo_db, tmp_path
         "lessons.html", "lessons.jsonl", "lessons.md"]
     assert (tmp_path / "other" / "again" / "lessons.md").exists() and not (tmp_path / "reports").exists()
     assert (tmp_path / "lessonweaver.duckdb").read_bytes() == untouched
+
+
+def test_render_redetect_and_audit_use_the_folder_the_runs_publish_in(tmp_path, monkeypatch, capsys):
+    """Without --out, the commands that render from the database write where its runs publish, from any
+    working folder; the folder they are called from gains nothing."""
+    home, elsewhere = tmp_path / "team", tmp_path / "elsewhere"
+    home.mkdir(), elsewhere.mkdir()
+    monkeypatch.chdir(home)
+    assert main(["run", str(REPO / "data" / "support-bot"), "--db", "lw.duckdb", "--out", "nightly", "--no-prefect",
+                 "-q"]) == 0
+    published = home / "nightly" / "lessons.md"
+    published.unlink()
+    monkeypatch.chdir(elsewhere)
+    capsys.readouterr()
+    assert main(["render", "--db", str(home / "lw.duckdb")]) == 0
+    assert f"report:     {home / 'nightly' / 'lessons.md'}" in capsys.readouterr().out.splitlines()
+    assert published.exists()
+    published.unlink()
+    assert main(["redetect", "--db", str(home / "lw.duckdb"), "--detector", "retry"]) == 0
+    assert published.exists()
+    assert main(["audit", "--db", str(home / "lw.duckdb")]) == 0
+    assert f"in {home / 'nightly'}/: clean" in capsys.readouterr().out
+    assert list(elsewhere.iterdir()) == []

@@ -43,14 +43,14 @@ def test_a_fixed_detector_sees_history_and_lessons_follow(tmp_path: Path, capsys
     code, out, err = run(capsys, db, "2026-11-29", "--detectors", str(mine))  # every file unchanged: skipped
     advice = ("1 detector changed or added since the stored traces were detected (refund_promise (changed)): "
               "this run used the new version on its own traces only; for every stored trace, run: "
-              f"lessonweaver redetect --db {db} --out {db.parent / 'reports'} --detectors {mine} "
+              f"lessonweaver redetect --db {db} --detectors {mine} "
               "--detector refund_promise")
     assert code == 0 and err == f"lessonweaver: warning: {advice}\n"
     assert f"  {advice}" in out.splitlines()
     others = detections(db)
     lessons_before = query_db(db, "SELECT count(*) FROM lessons")[0][0]
 
-    code, out, err = cli(capsys, "redetect", "--db", str(db), "--out", str(db.parent / "reports"),
+    code, out, err = cli(capsys, "redetect", "--db", str(db),  # renders where the runs published
                          "--detectors", str(mine), "--detector", "refund_promise")
     assert (code, err) == (0, "")
     total = sum(others.values())
