@@ -36,4 +36,5 @@ eval: $(STAMP)
 	$(BIN)/python benchmarks/eval.py $(ARGS)
 
 clean:
-	rm -rf $(VENV) .prefect reports lessonweaver.duckdb .pytest_cache
+	rm -rf $(VENV) .prefect reports .pytest_cache lessonweaver.duckdb lessonweaver.duckdb.wal lessonweaver.duckdb.lock \
+		lessonweaver.duckdb.writing lessonweaver.duckdb.writing.wal lessonweaver.events
