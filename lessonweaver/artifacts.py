@@ -77,7 +77,7 @@ def summary_markdown(run: RunSummary, statuses: dict[str, int]) -> str:
                   + "; `lessonweaver redetect` runs them over every stored trace.", ""]
     lines += [
         f"**Lessons:** {statuses['new']} new, {statuses['regressed']} regressed, {statuses['resolved']} resolved, "
-        f"{statuses['recurring']} recurring; {sum(statuses.values())} total.",
+        f"{statuses['recurring']} recurring, {statuses['open']} open; {sum(statuses.values())} total.",
         "",
         "**Reports:**",
         "",

@@ -105,10 +105,12 @@ def _warn_stale(run: RunSummary) -> None:
 
 
 def _night_line(run: RunSummary) -> str:
+    from lessonweaver.lessons import STATUSES
+
     statuses = run.lesson_statuses
     return (f"night {run.night}: run {run.run_id}, {run.records_loaded} records loaded "
             f"({run.records_quarantined} quarantined, {run.records_rejected} rejected), {run.detections} detections; "
-            "lessons " + ", ".join(f"{statuses.get(s, 0)} {s}" for s in ("new", "regressed", "recurring", "resolved")))
+            "lessons " + ", ".join(f"{statuses.get(s, 0)} {s}" for s in STATUSES))
 
 
 def cmd_backfill(args: argparse.Namespace) -> int:

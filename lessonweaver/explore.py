@@ -299,7 +299,7 @@ class Lessonweaver:
             return rel.pl() if rel is not None else pl.DataFrame()
 
     def lessons(self, status: str | None = None) -> "pl.DataFrame":
-        """Lessons, highest priority first; only those with `status` (new, recurring, resolved, regressed)."""
+        """Lessons, highest priority first; only those with `status` (new, regressed, recurring, open, resolved)."""
         if status is not None and status not in STATUSES:
             raise ValueError(f"unknown status '{status}' (known: {', '.join(STATUSES)})")
         return self.sql("SELECT * FROM lessons WHERE $status IS NULL OR status = $status "

@@ -9,9 +9,10 @@ is kept in `lesson_variants`, so a lesson keeps its id from night to night.
 Every run records what it saw in `sightings`; the lifecycle comes from there, as of the newest night
 recorded (a run for an earlier night adds to the history without turning today's lessons back):
 - new: first seen tonight;
-- recurring: seen on an earlier night and not resolved (whether or not it was seen tonight);
-- resolved: not seen for `resolve_after` nights;
-- regressed: seen tonight after having been resolved.
+- recurring: seen tonight, and on an earlier night, and not resolved in between;
+- regressed: seen tonight after having been resolved;
+- open: not seen tonight, but seen within the last `resolve_after` nights;
+- resolved: not seen for `resolve_after` nights.
 
 Lessons are rebuilt from all detections on every run; that is cheap next to staging (detections are
 few next to events), and it keeps them exact. Reviews (`reviews`) survive every rebuild. A lesson's
@@ -27,7 +28,7 @@ from lessonweaver.crashpoints import reached
 from lessonweaver.detectors import SEVERITIES, Detector
 from lessonweaver.queries import execute
 
-STATUSES = ("new", "regressed", "recurring", "resolved")  # the lifecycle, in the order reports show it
+STATUSES = ("new", "regressed", "recurring", "open", "resolved")  # the lifecycle, in the order reports show it
 MINHASHES, BAND_ROWS = 32, 2  # MinHash signature length and rows per LSH band: candidate pairs only
 SMALL_BLOCK = 16  # blocks of at most this many variants compare every pair; larger ones go through MinHash
 TITLE_CHARS, TITLE_WORDS = 80, 3  # titles are short, and lessons alike are told apart by a few words

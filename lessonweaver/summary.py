@@ -145,7 +145,7 @@ def _kept_out(run: RunSummary) -> list[str]:
 
 
 def _lessons_line(run: RunSummary, lesson_statuses: tuple[str, ...]) -> str:
-    """`lessons: 42 (3 first seen in this run); on night 2026-11-02: 3 new, 39 recurring`"""
+    """`lessons: 42 (3 first seen in this run); on night 2026-11-02: 3 new, 0 regressed, 12 recurring, 27 open, 0 resolved`"""
     statuses = run.lesson_statuses
     as_of = run.lessons_night or run.night
     line = (f"lessons:    {run.lessons_total} ({run.lessons_new} first seen in this run); on night {as_of}: "

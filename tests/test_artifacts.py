@@ -59,7 +59,7 @@ def test_a_run_publishes_its_summary_and_top_lessons(prefect_server, inputs: Pat
     assert f"Run `{run.run_id}`" in text and "night 2026-11-20" in text
     assert "| loaded | 28 |" in text and "| quarantined | 1 |" in text and "| rejected | 0 |" in text
     assert "| human\\_correction | 28 |" in text
-    assert "25 new, 0 regressed, 0 resolved, 0 recurring; 25 total." in text
+    assert "25 new, 0 regressed, 0 resolved, 0 recurring, 0 open; 25 total." in text
     for path in run.written:
         assert f"- `{path}`" in text
     assert MARKER not in text
@@ -96,6 +96,6 @@ def test_each_night_is_a_new_version_under_the_same_keys(prefect_server, inputs:
         assert len(read_artifacts(SUMMARY_KEY, flow_run_id)) == 1
         assert len(read_artifacts(TOP_LESSONS_KEY, flow_run_id)) == 1
     [summary] = read_artifacts(SUMMARY_KEY, second.state_details.flow_run_id)
-    # Nothing was seen on the second night: every lesson is recurring, none is new.
-    assert "0 new, 0 regressed, 0 resolved, 25 recurring; 25 total." in summary.data
+    # Nothing was seen on the second night: every lesson is open (not recurring: none was seen again), none is new.
+    assert "0 new, 0 regressed, 0 resolved, 0 recurring, 25 open; 25 total." in summary.data
     assert "**Detections this run:** 0" in summary.data

@@ -108,5 +108,5 @@ def test_from_and_to_pick_the_nights(prefect_server, week: Path, tmp_path: Path)
     runs = backfill(root=str(week), start="2026-11-02", end="2026-11-03", db=str(db), out=str(out), resolve_after=2)
     assert [r.night for r in runs] == WEEK[1:3]
     assert query_db(db, "SELECT night FROM runs ORDER BY started_at") == [(WEEK[1],), (WEEK[2],)]
-    # Seen on night 2 (its first night here), not on night 3: recurring, one night short of resolved.
-    assert query_db(db, "SELECT task, status FROM lessons") == [("Merge a branch", "recurring")]
+    # Seen on night 2 (its first night here), not on night 3: open, one night short of resolved.
+    assert query_db(db, "SELECT task, status FROM lessons") == [("Merge a branch", "open")]

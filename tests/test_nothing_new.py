@@ -88,7 +88,7 @@ def test_a_new_night_with_nothing_to_read_says_so_in_the_reports(first_run: Path
     md = (first_run / "out" / "lessons.md").read_text()
     html = (first_run / "out" / "lessons.html").read_text()
     assert md.startswith("# Lessons from agent traces\n\nNothing new tonight")
-    assert "Night 2026-11-03: **0 new**, **0 regressed**, 1 recurring" in md
+    assert "Night 2026-11-03: **0 new**, **0 regressed**, 0 recurring (seen again tonight), 1 open (not seen tonight)" in md
     assert 'id="nothing-new"' in html and "night of 2026-11-03" in html
 
 

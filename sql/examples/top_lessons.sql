@@ -1,7 +1,7 @@
 -- title: Top lessons by priority
 -- description: The lesson candidates to read first: highest priority (severity, how often, how recently), rejected ones left out.
 -- columns: lesson_id, status, priority, severity, occurrences, trace_count, nights_seen, review, title
--- parameters: $limit = 20: how many lessons; $status: only lessons with this status, new, recurring, resolved or regressed (default: every status)
+-- parameters: $limit = 20: how many lessons; $status: only lessons with this status, new, regressed, recurring, open or resolved (default: every status)
 SELECT lesson_id, status, priority, severity, occurrences, trace_count, nights_seen, review, title
 FROM lessons
 WHERE review <> 'rejected' AND ($status::VARCHAR IS NULL OR status = $status::VARCHAR)

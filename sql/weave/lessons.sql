@@ -1,5 +1,5 @@
 -- Weave, last: rebuild `lessons` from every detection: one row per lesson, with its lifecycle
--- status (new, recurring, resolved, regressed: see lessons.py) and its priority. Ends with
+-- status (new, regressed, recurring, open, resolved: see lessons.py) and its priority. Ends with
 -- (lessons new in this run and not rejected, lessons in all).
 -- Parameters: $night (DATE): the night the statuses are as of (the run's night, or a newer one an
 --   earlier run counted for); $resolve_after (INTEGER): nights without a sighting before a lesson is
@@ -86,8 +86,9 @@ lifecycle AS (
            CASE
              WHEN n.last_night = $night AND n.first_night = $night THEN 'new'
              WHEN n.last_night = $night AND $night - n.previous_night - 1 >= $resolve_after THEN 'regressed'
-             WHEN n.last_night < $night AND $night - n.last_night >= $resolve_after THEN 'resolved'
-             ELSE 'recurring'
+             WHEN n.last_night = $night THEN 'recurring'  -- seen tonight, and before
+             WHEN $night - n.last_night >= $resolve_after THEN 'resolved'
+             ELSE 'open'  -- not seen tonight: never "recurring"
            END AS status,
            coalesce(r.decision, 'pending') AS review,
            coalesce(r.text, g.proposed_lesson) AS lesson,
