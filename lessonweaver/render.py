@@ -240,6 +240,7 @@ def history(con: duckdb.DuckDBPyConnection, run: dict[str, Any], shown: list[dic
     detector_of = {lesson["lesson_id"]: lesson["detector"] for lesson in shown}
     return {
         "night": night.isoformat(),
+        "tonight": night_counts(con, night, run.get("run_id")),
         "trend_nights": trend_labels,
         "sparklines": {lid: Markup(charts.sparkline(trends.get(lid, [0] * len(trend_nights)), trend_labels,
                                                     colour=charts.colour(detector)))
@@ -252,6 +253,25 @@ def history(con: duckdb.DuckDBPyConnection, run: dict[str, Any], shown: list[dic
                                                     width=380, height=260)),
         "detector_legend": Markup(charts.legend(series)),
     }
+
+
+def night_counts(con: duckdb.DuckDBPyConnection, night: dt.date, run_id: str | None) -> dict[str, Any]:
+    """What every run that counted for `night` brought in, summed, and the latest of them: the night a
+    report's statuses are as of, so its counts and its list of lessons describe the same thing (a re-run
+    that read nothing does not make a night of new lessons look empty). Detections are counted as the
+    database now holds them (after a redetect or a forget)."""
+    row = con.execute("""
+        WITH r AS (SELECT * FROM runs WHERE night = $night AND (status = 'completed' OR run_id = $run))
+        SELECT count(*) AS runs, arg_max(run_id, started_at) AS latest, max(started_at) AS latest_started,
+               coalesce(sum(files_read), 0) AS files_read, coalesce(sum(records), 0) AS records,
+               coalesce(sum(records_loaded), 0) AS records_loaded,
+               coalesce(sum(records_quarantined), 0) AS records_quarantined,
+               coalesce(sum(records_rejected), 0) AS records_rejected,
+               coalesce(sum(traces_loaded), 0) AS traces_loaded, coalesce(sum(events_loaded), 0) AS events_loaded,
+               (SELECT count(*) FROM detections SEMI JOIN r USING (run_id)) AS detections
+        FROM r""", {"night": night, "run": run_id or ""}).fetchone()
+    names = [d[0] for d in con.description]
+    return {k: _plain(v) for k, v in zip(names, row)}
 
 
 def _counts(found: list[tuple[str, dt.date, int]], nights: list[dt.date]) -> dict[str, list[int]]:

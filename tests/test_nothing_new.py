@@ -99,3 +99,18 @@ def test_a_replayed_earlier_night_reports_as_of_the_newest(first_run: Path, caps
                  str(first_run / "out"), "--no-prefect", "-q", "--night", "2026-10-30"]) == 0
     md = (first_run / "out" / "lessons.md").read_text()
     assert "Night 2026-11-02: **0 new**" in md and "Nothing new tonight" not in md
+
+
+def test_render_after_a_run_with_nothing_new_shows_the_nights_counts(first_run: Path, capsys):
+    """The latest run read nothing, but the night's first run loaded the trace whose lesson is new: the
+    reports count what the night brought, name its runs, and never say nothing came in above a new lesson."""
+    assert "nothing new tonight" in run(first_run, capsys)
+    assert main(["render", "--db", str(first_run / "lw.duckdb")]) == 0
+    md = (first_run / "out" / "lessons.md").read_text()
+    html = (first_run / "out" / "lessons.html").read_text()
+    assert "Nothing new tonight" not in md and 'id="nothing-new"' not in html
+    latest = query_db(first_run / "lw.duckdb", "SELECT run_id FROM runs ORDER BY started_at DESC LIMIT 1")[0][0]
+    assert f"Night 2026-11-02: 2 runs (the latest `{latest}`," in md
+    assert "1 record: 1 loaded, 0 quarantined, 0 rejected" in md and "1 detection, 1 new lesson" in md
+    assert "Counts of the night of 2026-11-02: 2 runs counted for it" in html
+    assert '<div class="n">1</div><div class="k">records loaded</div>' in html
