@@ -29,7 +29,8 @@ FILE_SIZE = "256MB"  # a run's events are split into files of about this size: a
 COLUMNS = (("trace_id", "VARCHAR"), ("seq", "INTEGER"), ("event_id", "VARCHAR"), ("type", "VARCHAR"),
            ("raw_type", "VARCHAR"), ("content", "VARCHAR"), ("status", "VARCHAR"), ("success", "BOOLEAN"),
            ("tool_name", "VARCHAR"), ("ts", "TIMESTAMP"), ("parent_id", "VARCHAR"), ("metadata", "JSON"),
-           ("extra", "JSON"))
+           ("extra", "JSON"), ("actor", "VARCHAR"))
+ADDED = {"actor"}  # columns files written before them lack: read as NULL
 
 
 def folder_for(db: str) -> Path:
@@ -62,13 +63,18 @@ def paths(con: duckdb.DuckDBPyConnection) -> list[str]:
 def define_view(con: duckdb.DuckDBPyConnection) -> None:
     """(Re)create the view `events` over the files `event_files` lists. A view takes no parameters, so the
     paths are written into its text: they are ours (the events folder and names this module made)."""
-    files = paths(con)
-    if files:
-        listing = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
-        source = f"SELECT * FROM read_parquet([{listing}])"
-    else:  # read_parquet needs a file: an empty relation of the same shape
-        source = "SELECT " + ", ".join(f"NULL::{t} AS {c}" for c, t in COLUMNS) + " WHERE false"
-    con.execute(f"CREATE OR REPLACE VIEW events AS {source}")
+    con.execute(f"CREATE OR REPLACE VIEW events AS {reading(con, paths(con))}")
+
+
+def reading(con: duckdb.DuckDBPyConnection, files: list[str]) -> str:
+    """A query of the events in `files` with exactly COLUMNS: files written before a column was added
+    give NULL for it. The paths are written into the text: they are ours (see define_view)."""
+    if not files:  # read_parquet needs a file: an empty relation of the same shape
+        return "SELECT " + ", ".join(f"NULL::{t} AS {c}" for c, t in COLUMNS) + " WHERE false"
+    listing = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
+    source = f"read_parquet([{listing}], union_by_name = true)"
+    present = {r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()}
+    return "SELECT " + ", ".join(c if c in present else f"NULL::{t} AS {c}" for c, t in COLUMNS) + f" FROM {source}"
 
 
 def migrate(con: duckdb.DuckDBPyConnection) -> None:
@@ -155,8 +161,8 @@ def remove(con: duckdb.DuckDBPyConnection, trace_ids: str, runs: str | None = No
         name = Path(path).relative_to(base).as_posix()
         run_id = con.execute("SELECT run_id FROM event_files WHERE file = ?", [name]).fetchone()[0]
         con.execute("DELETE FROM event_files WHERE file = ?", [name])
-        write(con, f"SELECT * FROM read_parquet($source) WHERE trace_id NOT IN (SELECT trace_id FROM {trace_ids})",
-              run_id, {"source": path})  # which lists the new file and redefines the view
+        write(con, f"SELECT * FROM ({reading(con, [path])}) WHERE trace_id NOT IN (SELECT trace_id FROM {trace_ids})",
+              run_id)  # which lists the new file and redefines the view
     return sum(n for _, n in touched)
 
 

@@ -13,7 +13,9 @@ CREATE OR REPLACE TABLE traces (
 CREATE OR REPLACE TABLE events (
     trace_id VARCHAR, seq INTEGER, event_id VARCHAR, type VARCHAR, raw_type VARCHAR, content VARCHAR,
     status VARCHAR, success BOOLEAN, tool_name VARCHAR, ts TIMESTAMP, parent_id VARCHAR, metadata JSON,
-    extra JSON, file_id BIGINT, record BIGINT
+    extra JSON, file_id BIGINT, record BIGINT,
+    actor VARCHAR  -- who acted, where the adapter knows better than the type says (lw_actor): human,
+                   -- agent, tool, harness or provider; NULL: as the type says
 );
 CREATE OR REPLACE TABLE file_formats (file_id BIGINT, format VARCHAR);
 -- A record that only repeats an event already delivered (a replay, the same run in another file) is

@@ -39,3 +39,27 @@ def test_a_batch_with_a_trace_left_out_is_copied_without_it(tmp_path: Path):
     assert sorted(stored_files(db)) == ["batch-0.parquet", "part-0.parquet"]
     assert query_db(db, "SELECT trace_id, count(*) FROM events GROUP BY 1 ORDER BY 1") == [("t1", 2), ("t2", 2)]
     assert query_db(db, "SELECT content FROM events WHERE trace_id = 't1' AND seq = 2") == [("Check the queue first.",)]
+
+
+def test_event_files_written_before_a_column_existed_read_it_as_null(tmp_path: Path):
+    """A store whose event files predate `actor` reads, and forgets from, them as they are: the column is
+    NULL there, set where the newer files have it."""
+    import duckdb
+
+    from lessonweaver import forget
+
+    db = tmp_path / "lw.duckdb"
+    write_traces(tmp_path / "in", "a.jsonl", [corrected("t1"), corrected("t2")])
+    assert run(tmp_path / "in", db) == 0
+    (name,) = [n for (n,) in query_db(db, "SELECT file FROM event_files")]
+    path = db.parent / "lw.events" / name
+    con = duckdb.connect()
+    con.execute(f"COPY (SELECT * EXCLUDE (actor) FROM read_parquet('{path}')) TO '{path}.old' (FORMAT parquet)")
+    con.close()
+    Path(f"{path}.old").replace(path)  # as an earlier release wrote it
+    write_traces(tmp_path / "in", "b.jsonl", [corrected("t3")])
+    assert run(tmp_path / "in", db) == 0
+    assert query_db(db, "SELECT trace_id, count(*), count(actor) FROM events GROUP BY 1 ORDER BY 1") == [
+        ("t1", 2, 0), ("t2", 2, 0), ("t3", 2, 0)]
+    assert forget.forget(str(db), ["t1"], [], [], "").traces == 1
+    assert query_db(db, "SELECT DISTINCT trace_id FROM events ORDER BY 1") == [("t2",), ("t3",)]

@@ -19,7 +19,9 @@
 --     conversation (`traj`), `reward` an evaluation (1 passed, below 1 failed). `info` holds the grader's
 --     expected actions: it is not part of the conversation and is not read.
 -- The system prompt is the trace's context (traces.extra.system), not an event; the first user message
--- is the task. User and assistant text become user_message and assistant_message (the last assistant text
+-- is the task. User text that is an agent framework's template (lw_harness_text: an observation wrapped
+-- as a user turn, a format error, a continue notice) is a workflow_step of the harness, not a person.
+-- Other user and assistant text become user_message and assistant_message (the last assistant text
 -- is the final_answer); assistant tool calls (OpenAI `tool_calls`, `function_call`, Anthropic `tool_use`
 -- blocks) become tool_call events, and `tool` / `function` messages and Anthropic `tool_result` blocks
 -- tool_result events, paired with their call by its id. A tool result that reports an error (`is_error`,
@@ -102,6 +104,9 @@ calls AS (
 -- the text of a user, assistant or tool message (a tool message is a tool result)
 SELECT file_id, unit, record, pos, 0 AS sub, lower(m.role) AS role,
        CASE WHEN lower(m.role) IN ('tool', 'function') THEN 'tool_result'
+            -- an agent framework's template in the user's place (an observation, a format error, a
+            -- continue notice) is a step of the harness, not a person speaking
+            WHEN lower(m.role) IN ('user', 'human') AND lw_harness_text(lw_content_text(m.content)) THEN 'workflow_step'
             WHEN lower(m.role) IN ('user', 'human') THEN 'user_message'
             WHEN lower(m.role) IN ('assistant', 'ai', 'model', 'bot') THEN 'assistant_message'
             ELSE 'unknown' END AS kind,
@@ -180,7 +185,7 @@ FROM chat_units u
 WHERE u.shape = 'message' OR NOT EXISTS (SELECT 1 FROM chat_problems p WHERE p.file_id = u.file_id AND p.record = u.unit);
 
 INSERT INTO events (trace_id, seq, event_id, type, raw_type, content, status, success, tool_name, ts,
-                    parent_id, metadata, extra, file_id, record)
+                    parent_id, metadata, extra, file_id, record, actor)
 SELECT u.trace_id, e.seq, 'm' || e.pos || CASE WHEN e.sub > 0 THEN '.' || e.sub ELSE '' END,
        CASE WHEN e.is_final THEN 'final_answer' ELSE e.kind END,
        CASE WHEN e.kind IN ('tool_call', 'tool_result') AND e.raw_role NOT IN ('tool', 'function')
@@ -192,7 +197,7 @@ SELECT u.trace_id, e.seq, 'm' || e.pos || CASE WHEN e.sub > 0 THEN '.' || e.sub 
        NULL, NULL,
        CASE WHEN e.kind = 'tool_call' THEN json_object('arguments', e.args, 'tool_call_id', e.call_id)
             WHEN e.kind = 'tool_result' AND e.call_id IS NOT NULL THEN json_object('tool_call_id', e.call_id) END,
-       NULL, e.file_id, e.record
+       NULL, e.file_id, e.record, CASE WHEN e.kind = 'workflow_step' THEN 'harness' END
 FROM chat_events e JOIN chat_units u ON u.file_id = e.file_id AND u.unit = e.unit
 SEMI JOIN traces t ON t.trace_id = u.trace_id AND t.format = 'chat'
 UNION ALL
@@ -201,7 +206,7 @@ SELECT u.trace_id, coalesce((SELECT max(e.seq) FROM chat_events e WHERE e.file_i
        'reward', 'evaluation_result', 'reward', 'reward ' || (u.doc->>'reward'),
        CASE WHEN try_cast(u.doc->>'reward' AS DOUBLE) >= 1 THEN 'passed' ELSE 'failed' END,
        try_cast(u.doc->>'reward' AS DOUBLE) >= 1, NULL, NULL, NULL,
-       json_object('reward', u.doc->'reward'), NULL, u.file_id, u.unit
+       json_object('reward', u.doc->'reward'), NULL, u.file_id, u.unit, 'harness'
 FROM chat_units u SEMI JOIN traces t ON t.trace_id = u.trace_id AND t.format = 'chat'
 WHERE u.shape = 'tau' AND json_exists(u.doc, '$.reward');
 

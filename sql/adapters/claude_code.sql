@@ -31,7 +31,8 @@ SELECT file_id, file, line, record, doc, d.*,
                 'claude-' || substr(md5(file), 1, 16)) AS trace_id
 FROM (SELECT *, from_json(doc, '{"type": "VARCHAR", "subtype": "VARCHAR", "uuid": "VARCHAR", "parentUuid": "VARCHAR",
                                  "sessionId": "VARCHAR", "agentId": "VARCHAR", "isSidechain": "BOOLEAN",
-                                 "isMeta": "BOOLEAN", "timestamp": "VARCHAR", "cwd": "VARCHAR", "gitBranch": "VARCHAR",
+                                 "isMeta": "BOOLEAN", "isCompactSummary": "BOOLEAN",
+                                 "isVisibleInTranscriptOnly": "BOOLEAN", "timestamp": "VARCHAR", "cwd": "VARCHAR", "gitBranch": "VARCHAR",
                                  "version": "VARCHAR", "requestId": "VARCHAR", "isApiErrorMessage": "BOOLEAN",
                                  "message": {"role": "VARCHAR", "id": "VARCHAR", "model": "VARCHAR", "content": "JSON"}}') AS d
       FROM records_in);
@@ -73,6 +74,9 @@ SELECT u.file_id, u.record, u.b, u.text, NULL AS block_id, NULL AS tool, NULL::J
                  THEN NULL
             WHEN starts_with(u.text, '<task-notification>') THEN 'notification'
             WHEN u.text = '' THEN NULL
+            -- a summary after compaction, a hook's stop, a reminder: the CLI's text, not the person's
+            WHEN coalesce(d.isCompactSummary, false) OR coalesce(d.isVisibleInTranscriptOnly, false)
+                 OR lw_harness_text(u.text) THEN 'harness'
             ELSE 'prompt' END AS part
 FROM user_text u JOIN cc_docs d USING (file_id, record)
 UNION ALL
@@ -121,6 +125,7 @@ SELECT e.*,
        CASE e.part WHEN 'prompt' THEN 'user_message' WHEN 'say' THEN 'assistant_message' WHEN 'call' THEN 'tool_call'
                    WHEN 'result' THEN 'tool_result' WHEN 'rejected' THEN 'tool_result' WHEN 'interrupt' THEN 'human_correction'
                    WHEN 'command' THEN 'workflow_step' WHEN 'notification' THEN 'workflow_step'
+                   WHEN 'harness' THEN 'workflow_step'
                    ELSE 'error' END END AS type,
        CASE WHEN e.part IN ('interrupt', 'rejected')
             THEN coalesce(nullif(trim(regexp_extract(e.text, 'the user said:\s*(.*)$', 1)), ''), n.text, e.text) END AS correction
@@ -160,7 +165,7 @@ SELECT d.trace_id, 'claude_code',
 FROM cc_docs d GROUP BY d.trace_id;
 
 INSERT INTO events (trace_id, seq, event_id, type, raw_type, content, status, success, tool_name, ts,
-                    parent_id, metadata, extra, file_id, record)
+                    parent_id, metadata, extra, file_id, record, actor)
 SELECT trace_id, seq,
        CASE WHEN part = 'call' THEN block_id
             WHEN part IN ('result', 'rejected') THEN block_id || CASE WHEN is_rejection_copy THEN '/correction' ELSE '/result' END
@@ -173,6 +178,7 @@ SELECT trace_id, seq,
                  WHEN 'result' THEN 'user:tool_result' WHEN 'interrupt' THEN 'user:interrupt'
                  WHEN 'rejected' THEN CASE WHEN is_rejection_copy THEN 'user:rejected_tool_use' ELSE 'user:tool_result' END
                  WHEN 'command' THEN 'user:command' WHEN 'notification' THEN 'user:task-notification'
+                 WHEN 'harness' THEN 'user:harness'
                  WHEN 'system_error' THEN 'system:api_error' ELSE 'assistant:api_error' END END,
        CASE WHEN type = 'human_correction' THEN correction WHEN part = 'call' THEN tool ELSE text END,
        CASE WHEN part = 'result' THEN CASE WHEN is_error THEN 'error' ELSE 'ok' END
@@ -189,7 +195,9 @@ SELECT trace_id, seq,
                                                  'agent_id', agentId,
                                                  'said', CASE WHEN type = 'human_correction' THEN text END))::VARCHAR,
               '{}')::JSON,
-       NULL, file_id, record
+       NULL, file_id, record,
+       CASE WHEN part = 'harness' THEN 'harness'
+            WHEN part = 'prompt' AND sidechain THEN 'agent' END  -- a subagent's prompt is its parent agent's
 FROM cc_ordered;
 
 -- Every other record (bookkeeping, thinking, repeats) belongs to its session.

@@ -44,7 +44,7 @@ FROM (
 
 -- Text Codex puts in the user's place that the user did not type.
 CREATE OR REPLACE TEMP MACRO codex_injected(t) AS
-    regexp_matches(ltrim(coalesce(t, '')), '^(<environment_context>|<user_instructions>|<INSTRUCTIONS>|# AGENTS\.md|<permissions|<collaboration_mode>|<turn_aborted>|<user_shell_command>|<user_action>|<skill>|<task-notification>|<codex_internal_context|<recommended_plugins>)');
+    regexp_matches(ltrim(coalesce(t, '')), '^(<environment_context>|<user_instructions>|<INSTRUCTIONS>|# AGENTS\.md|<permissions|<subagent_notification>|<collaboration_mode>|<turn_aborted>|<user_shell_command>|<user_action>|<skill>|<task-notification>|<codex_internal_context|<recommended_plugins>)');
 
 -- Each line's part: what it is, its text, its call id and tool.
 CREATE OR REPLACE TEMP TABLE codex_parts AS

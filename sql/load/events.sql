@@ -4,5 +4,5 @@
 -- exactly the new ones' events.
 -- Parameters: none.
 SELECT e.trace_id, e.seq, e.event_id, e.type, e.raw_type, e.content, e.status, e.success,
-       e.tool_name, e.ts, e.parent_id, e.metadata, e.extra
+       e.tool_name, e.ts, e.parent_id, e.metadata, e.extra, e.actor
 FROM load_events e ANTI JOIN not_new USING (trace_id, batch)

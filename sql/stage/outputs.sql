@@ -25,7 +25,7 @@ COPY (SELECT rt.trace_id, f.path AS file, r.line, r.record,
 TO $trace_records (FORMAT parquet);
 
 COPY (SELECT trace_id, seq, event_id, type, raw_type, content, status, success, tool_name, ts,
-             parent_id, metadata, extra FROM events)
+             parent_id, metadata, extra, actor FROM events)
 TO $events (FORMAT parquet);
 
 COPY (SELECT detector, trace_id, event_id, seq, severity, evidence, problem, lesson, lesson_id,

@@ -9,6 +9,8 @@
 --   one"; a "no" that goes on to say what is wrong, answering a statement of the agent (not its question);
 --   or the user repeating an earlier request nearly word for word. A user declining an offer ("No,
 --   thanks"), changing their mind ("Actually, I'd rather...") or adding something is no correction.
+--   A correction needs a person: text an agent framework writes in the user's place (an observation, a
+--   format error, a timeout or step-limit notice, a continue prompt: lw_harness_text) is none.
 -- lesson: Apply this reviewer correction up front: {evidence}
 WITH turns AS (
     SELECT trace_id, event_id, seq, type, content,
@@ -19,6 +21,7 @@ WITH turns AS (
     FROM events
     WHERE type IN ('user_message', 'assistant_message', 'final_answer')
       AND metadata->>'agent_id' IS NULL  -- a subagent's prompt comes from its parent agent, not a person
+      AND (type <> 'user_message' OR (lw_actor(type, actor) = 'human' AND NOT lw_harness_text(content)))
 ),
 said AS (
     SELECT * FROM turns WHERE type = 'user_message' AND nth_user > 1 AND agent_before IS NOT NULL
