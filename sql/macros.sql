@@ -202,3 +202,19 @@ CREATE OR REPLACE MACRO lw_actor(type, actor) AS
     coalesce(actor, CASE type WHEN 'user_message' THEN 'human' WHEN 'human_correction' THEN 'human'
                               WHEN 'tool_result' THEN 'tool' WHEN 'workflow_step' THEN 'harness'
                               WHEN 'evaluation_result' THEN 'harness' ELSE 'agent' END);
+
+-- A person objecting to what the agent just did or said ("that's not what I asked", "you didn't...", "why
+-- did you...", "undo that"): human_correction's inferred corrections, and the sign that an action needed
+-- the user's say. Lower-cased text.
+CREATE OR REPLACE MACRO lw_objection(said) AS
+    regexp_matches(said, '\b(that''?s not what i (asked|wanted|meant|said)|not what i (asked|wanted|meant)|i (said|told you|already (said|told|gave|asked|mentioned))|you (didn''?t|did not|forgot|missed|misunderstood|ignored|were supposed to)|that''?s (wrong|incorrect|not right|not correct)|(this|that|it) is (wrong|incorrect|not right)|why did you|i didn''?t (ask|want|say)|i never (asked|said|wanted)|please undo|undo (that|it|this)|revert (that|it|this))\b')
+    OR regexp_matches(said, '\byou\b[^.?!]{0,40}\b(wrong|incorrect|mistake)\b');
+
+-- The policy a trace ran under, when it carries one: a system prompt (traces.extra.system) or policy text
+-- (traces.extra.policy, metadata.policy).
+CREATE OR REPLACE MACRO lw_policy(extra, metadata) AS
+    coalesce(extra->>'policy', metadata->>'policy', extra->>'system', metadata->>'system_prompt');
+
+-- Does a policy ask the agent to get the user's confirmation before it acts?
+CREATE OR REPLACE MACRO lw_asks_confirmation(policy) AS
+    regexp_matches(coalesce(policy, ''), '(?i)\b(explicit|express|written|verbal)\s+(user\s+)?(confirmation|consent|approval)|\b(obtain|get|ask for|request|require|wait for|receive|seek|have)\b[^.]{0,60}\b(confirmation|confirm|consent|approval)\b|\bconfirm\b[^.]{0,40}\b(with|from)\s+the\s+(user|customer|caller)|\b(user|customer|caller)\s+(must|has to|needs to|should)\s+(confirm|approve|agree)');

@@ -64,8 +64,7 @@ FROM said s LEFT JOIN repeated r USING (trace_id, seq)
 WHERE NOT EXISTS (SELECT 1 FROM events c WHERE c.trace_id = s.trace_id AND c.type = 'human_correction'
                                            AND c.seq BETWEEN s.seq - 2 AND s.seq + 2)
   AND (r.seq IS NOT NULL
-       OR regexp_matches(s.said, '\b(that''?s not what i (asked|wanted|meant|said)|not what i (asked|wanted|meant)|i (said|told you|already (said|told|gave|asked|mentioned))|you (didn''?t|did not|forgot|missed|misunderstood|ignored|were supposed to)|that''?s (wrong|incorrect|not right|not correct)|(this|that|it) is (wrong|incorrect|not right)|why did you|i didn''?t (ask|want|say)|i never (asked|said|wanted)|please undo|undo (that|it|this)|revert (that|it|this))\b')
-       OR regexp_matches(s.said, '\byou\b[^.?!]{0,40}\b(wrong|incorrect|mistake)\b')
+       OR lw_objection(s.said)
        -- a "no" that says what is wrong, answering a statement of the agent
        OR (regexp_matches(s.said, '^\W*(no|nope|wrong|incorrect|stop|not quite)\b[,.!]?\s+\w+')
            AND NOT regexp_matches(s.said, '^\W*no,?\s*(thanks|thank you|that''?s (all|it|fine)|need|worries|problem)\b')
