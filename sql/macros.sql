@@ -108,7 +108,7 @@ CREATE OR REPLACE MACRO lw_environment_class(txt, provider) AS
     CASE
       WHEN regexp_matches(coalesce(txt, ''), '(?i)\b401\b|\b403\s+forbidden|\bunauthori[sz]ed\b|unauthenticated|authentication[ _-]?(error|failed|failure)|invalid[ _-]?(x-)?api[ _-]?key|incorrect api key|api[ _-]?key\b[^.]{0,40}\b(invalid|expired|revoked|not valid|missing)|\b(expired|invalid|revoked)\s+(token|credentials?|api key|access key|key)\b|\b(access token|api key|credentials?|token)\s+(has\s+)?(expired|been revoked)')
            THEN 'auth'
-      WHEN regexp_matches(coalesce(txt, ''), '(?i)\b429\b|rate[ _-]?limit|too many requests|\bquota\b|insufficient[ _]quota|resource[ _]?exhausted|\boverloaded\b|\b529\b')
+      WHEN regexp_matches(coalesce(txt, ''), '(?i)\b429\b|rate[ _-]?limit|too many requests|\bquota\b|insufficient[ _]quota|resource[ _]?exhausted|\boverloaded\b|\b529\b|usage[ _-]?limit|hit your [a-z ]*limit|out of (extra )?usage|credit balance is too low|(model|api|server) is (currently )?at capacity|experiencing high demand')
            THEN 'quota'
       WHEN regexp_matches(coalesce(txt, ''), '(?i)\b(model|deployment|engine)\b[^\n]{0,80}?\b(not found|does not exist|deprecated|decommissioned|retired|no longer (available|supported))|no such model|unknown model|model_not_found|invalid model')
            THEN 'model_unavailable'
@@ -117,10 +117,11 @@ CREATE OR REPLACE MACRO lw_environment_class(txt, provider) AS
            THEN 'network'
     END;
 
--- Is this failure the model provider's rather than a tool's? A model call, an API error the agent's own
--- runtime reported, or a message naming a model provider's API.
-CREATE OR REPLACE MACRO lw_provider_failure(type, raw_type, tool_name, txt) AS
-    type = 'model_call' OR coalesce(raw_type, '') ILIKE '%api_error%' OR coalesce(raw_type, '') ILIKE '%llm%'
+-- Is this failure the model provider's rather than a tool's? One its adapter says is the provider's
+-- (actor `provider`: Claude Code's api_error records and API error messages, Codex's error events), a
+-- model call, an API error the agent's own runtime reported, or a message naming a model provider's API.
+CREATE OR REPLACE MACRO lw_provider_failure(type, raw_type, tool_name, txt, actor) AS
+    coalesce(actor = 'provider', false) OR type = 'model_call' OR coalesce(raw_type, '') ILIKE '%api_error%' OR coalesce(raw_type, '') ILIKE '%llm%'
     OR regexp_matches(coalesce(txt, ''), '(?i)api\.(openai|anthropic|mistral|cohere|groq)\.|generativelanguage\.googleapis|aiplatform\.googleapis|bedrock|openrouter|/v1/(messages|chat/completions|responses)\b|\b(openai|anthropic|gemini|vertex ai|bedrock) api\b')
     OR (type = 'error' AND tool_name IS NULL AND regexp_matches(coalesce(txt, ''), '(?i)\b(api|model|llm|provider)\b'));
 
@@ -218,3 +219,10 @@ CREATE OR REPLACE MACRO lw_policy(extra, metadata) AS
 -- Does a policy ask the agent to get the user's confirmation before it acts?
 CREATE OR REPLACE MACRO lw_asks_confirmation(policy) AS
     regexp_matches(coalesce(policy, ''), '(?i)\b(explicit|express|written|verbal)\s+(user\s+)?(confirmation|consent|approval)|\b(obtain|get|ask for|request|require|wait for|receive|seek|have)\b[^.]{0,60}\b(confirmation|confirm|consent|approval)\b|\bconfirm\b[^.]{0,40}\b(with|from)\s+the\s+(user|customer|caller)|\b(user|customer|caller)\s+(must|has to|needs to|should)\s+(confirm|approve|agree)');
+
+-- A failure of the environment rather than of the agent's step: one its producer records as the model
+-- provider's, a failed model call, or one whose text names a key, quota or model problem (anywhere) or an
+-- outage (of the provider). Retries of these are the runtime's business, not a lesson for the agent.
+CREATE OR REPLACE MACRO lw_environment_failure(type, raw_type, tool_name, txt, actor) AS
+    coalesce(actor = 'provider', false) OR type = 'model_call'
+    OR lw_environment_class(txt, lw_provider_failure(type, raw_type, tool_name, txt, actor)) IS NOT NULL;

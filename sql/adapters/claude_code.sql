@@ -16,8 +16,10 @@
 -- tool_result blocks are tool_result events paired with their call by id (`is_error` fails them). A user
 -- interruption (`[Request interrupted by user…]`) and a rejected tool use ("The user doesn't want to
 -- proceed with this tool use…", or a plan the user kept planning) are human corrections, with the user's
--- next message (or the reason given) as their text. A system api_error and a synthetic API error message
--- are errors. Thinking blocks, progress, file-history-snapshot, queue-operation, summary and other
+-- next message (or the reason given) as their text. A system api_error (one per retry the CLI waits for)
+-- and a synthetic API error message (the failure it gave up on) are errors of the model provider (actor
+-- provider). Text the CLI writes in the user's place (a summary after compaction, a hook's stop) is a
+-- workflow_step of the harness. Thinking blocks, progress, file-history-snapshot, queue-operation, summary and other
 -- bookkeeping records are accounted (linked to the session), not events. Claude Code may write a
 -- session's history twice (after a resume, with new uuids): a repeated message, tool call or tool
 -- result is linked, not repeated. Tool output is kept up to 4,000 characters.
@@ -197,7 +199,8 @@ SELECT trace_id, seq,
               '{}')::JSON,
        NULL, file_id, record,
        CASE WHEN part = 'harness' THEN 'harness'
-            WHEN part = 'prompt' AND sidechain THEN 'agent' END  -- a subagent's prompt is its parent agent's
+            WHEN part = 'prompt' AND sidechain THEN 'agent'  -- a subagent's prompt is its parent agent's
+            WHEN part IN ('system_error', 'api_error_message') THEN 'provider' END
 FROM cc_ordered;
 
 -- Every other record (bookkeeping, thinking, repeats) belongs to its session.

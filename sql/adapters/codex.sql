@@ -21,6 +21,7 @@
 -- of 0.3x, `Exit code: N`, `Process exited with code N`), `failed in sandbox …`, a timeout, an apply_patch
 -- error. `exec command rejected by user` and `patch rejected by user` are human corrections, as are an
 -- interrupted turn (turn_aborted), a rollback and an undo; the user's next message is the correction's text.
+-- Error events (a stream cut, an overloaded model, a usage limit) are the model provider's (actor provider).
 -- Reasoning (encrypted), token counts, turn markers and other bookkeeping are accounted, not events; a
 -- response item of a type not named here is an event of type unknown.
 -- Tool output is kept up to 4,000 characters.
@@ -170,7 +171,7 @@ SELECT d.trace_id, 'codex',
 FROM codex_docs d GROUP BY d.trace_id;
 
 INSERT INTO events (trace_id, seq, event_id, type, raw_type, content, status, success, tool_name, ts,
-                    parent_id, metadata, extra, file_id, record)
+                    parent_id, metadata, extra, file_id, record, actor)
 SELECT trace_id, seq,
        CASE WHEN part = 'call' AND call_id IS NOT NULL THEN call_id
             WHEN part = 'output' AND call_id IS NOT NULL THEN call_id || CASE WHEN is_copy THEN '/correction' ELSE '/output' END
@@ -195,7 +196,9 @@ SELECT trace_id, seq,
                                      to_json(p->>'arguments'), to_json(p->>'input'), p->'action') END,
            'exit_code', CASE WHEN part = 'output' THEN exit_code END,
            'said', CASE WHEN type = 'human_correction' THEN coalesce(out_text, p->>'reason', ptype) END))::VARCHAR, '{}')::JSON,
-       NULL, file_id, record
+       NULL, file_id, record,
+       -- Codex's error events are the model provider's (stream cut, overloaded, usage limit), but a sandbox's
+       CASE WHEN part = 'error' AND coalesce(p->>'codex_error_info', '') <> 'sandbox_error' THEN 'provider' END
 FROM codex_ordered;
 
 -- Every other line (session header, turn context, reasoning, token counts, copies) belongs to its session.

@@ -4,7 +4,8 @@
 -- category: environment
 -- description: A failure the agent cannot fix: a rejected or expired key (401, invalid API key), a quota
 --   or rate limit (429, overloaded), a retired or unknown model or endpoint, or the model provider out of
---   reach (connection refused, timeouts, 5xx on a model call). A lesson for operators, not for the
+--   reach (connection refused, timeouts, 5xx on a model call), a usage limit or credit balance reached, or
+--   any failure its producer records as the model provider's (an API error record). A lesson for operators, not for the
 --   agent, ranked below agent mistakes; one problem with one provider is one lesson however many tasks it
 --   hit. Severity medium when nothing after it recovered the run, low when it did (the model answering
 --   again with a tool call or words that are not an error report, or the same tool succeeding) and the
@@ -12,7 +13,8 @@
 WITH failures AS (
     SELECT e.trace_id, e.event_id, e.seq, e.type, e.tool_name, e.raw_type,
            coalesce(nullif(trim(e.content), ''), e.status, e.raw_type) AS message,
-           lw_provider_failure(e.type, e.raw_type, e.tool_name, e.content) AS provider_failure
+           lw_provider_failure(e.type, e.raw_type, e.tool_name, e.content, e.actor) AS provider_failure,
+           e.actor = 'provider' AS recorded
     FROM events e
     WHERE e.type = 'error' OR lw_failed(e.status, e.success)
 ),
@@ -23,7 +25,8 @@ providers AS (
     FROM events WHERE type = 'model_call' GROUP BY trace_id
 ),
 classified AS (
-    SELECT f.*, lw_environment_class(f.message, f.provider_failure) AS kind,
+    SELECT f.*, coalesce(lw_environment_class(f.message, f.provider_failure),
+                         CASE WHEN f.recorded THEN 'provider' END) AS kind,
            -- who failed: the host the message names, else the tool, else the model provider if it was the
            -- model's call, else a service the message does not name (a storage quota is not the model's)
            coalesce(nullif(regexp_extract(f.message, 'https?://([A-Za-z0-9.-]+)', 1), ''), f.tool_name,
@@ -48,6 +51,7 @@ SELECT c.trace_id, c.event_id, c.seq,
          WHEN 'auth' THEN 'The credentials for ' || c.provider || ' were rejected.'
          WHEN 'quota' THEN upper(c.provider[1]) || c.provider[2:] || ' refused the request for a quota or rate limit.'
          WHEN 'model_unavailable' THEN 'The model or endpoint at ' || c.provider || ' is not available.'
+         WHEN 'provider' THEN upper(c.provider[1]) || c.provider[2:] || ' failed the request.'
          ELSE upper(c.provider[1]) || c.provider[2:] || ' could not be reached.'
        END AS problem,
        'Operators: ' || CASE c.kind
@@ -56,6 +60,7 @@ SELECT c.trace_id, c.event_id, c.seq,
          WHEN 'quota' THEN 'raise the quota for ' || c.provider || ' or add backoff and a fallback ("' || lw_clip(c.message, 120) || '").'
          WHEN 'model_unavailable' THEN 'update the configured model or endpoint for ' || c.provider
                                        || ': it is retired or unknown ("' || lw_clip(c.message, 120) || '").'
+         WHEN 'provider' THEN 'watch ' || c.provider || '''s status and retry with backoff ("' || lw_clip(c.message, 120) || '").'
          ELSE 'check the connection to ' || c.provider || ' and its status, and retry with backoff ("'
               || lw_clip(c.message, 120) || '").'
        END AS lesson,

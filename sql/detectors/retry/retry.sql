@@ -5,12 +5,14 @@
 --   failed result with no retry event in between (an implicit retry); a tool failing and called again and
 --   again before it succeeds is one finding ("(3 times)"). Retries that end without a success
 --   (the retried step failed again and nothing of it succeeded later) are an unrecovered error, severity
---   high, and say so: the run went on, or ended, without it.
+--   high, and say so: the run went on, or ended, without it. A failure of the model provider (its API
+--   overloaded, a usage limit) and the runtime's own retries of it are environment_error's, not this.
 -- lesson: Prevent this failure instead of retrying it: {evidence}
 WITH failures AS (
     SELECT trace_id, seq, event_id, type, tool_name, content
     FROM events
-    WHERE type = 'error' OR lw_failed(status, success)
+    WHERE (type = 'error' OR lw_failed(status, success))
+      AND NOT lw_environment_failure(type, raw_type, tool_name, content, actor)  -- environment_error's
 ),
 explicit AS (
     SELECT r.trace_id, r.event_id, r.seq,

@@ -5,13 +5,14 @@
 --   error and the step that failed (or the workflow step just before it), which is what the agent was
 --   doing. One failure recorded on a step and again on the steps around it (an exception on a tool span,
 --   then on the agent span) is one error, the innermost. Errors of the environment (a rejected key, a
---   quota, the model provider out of reach) are environment_error's, not the agent's. A failed tool call
+--   quota, the model provider out of reach) and every failure of the model provider (overloaded, 5xx, a
+--   usage limit, an API error record) are environment_error's, not the agent's. A failed tool call
 --   alone, or a failed outcome alone, is not this signal.
 WITH errors AS (
     SELECT e.trace_id, e.event_id, e.seq, e.parent_id, coalesce(nullif(trim(e.content), ''), e.raw_type) AS message
     FROM events e
     WHERE e.type = 'error'
-      AND lw_environment_class(e.content, lw_provider_failure(e.type, e.raw_type, e.tool_name, e.content)) IS NULL
+      AND NOT lw_environment_failure(e.type, e.raw_type, e.tool_name, e.content, e.actor)
       AND NOT EXISTS (
           SELECT 1 FROM events later
           WHERE later.trace_id = e.trace_id AND later.seq > e.seq
