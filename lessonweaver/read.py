@@ -15,6 +15,7 @@ Their SQL is in sql/stage/read_*.sql.
 import codecs
 import errno
 import json
+import re
 import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -93,7 +94,9 @@ def json_error_reason(text: str) -> str:
     try:
         json.loads(text)
     except json.JSONDecodeError as exc:
-        if exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string"):
+        # cut short: at its end, inside a string, or inside a last word or number (`fal`, `-1.`)
+        if (exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string")
+                or re.fullmatch(r"[A-Za-z0-9.+-]+", text[exc.pos:].rstrip())):
             return "invalid JSON (unexpected end of input)"
         where = f"line {exc.lineno} column {exc.colno}" if exc.lineno > 1 else f"column {exc.colno}"
         return f"invalid JSON ({exc.msg.lower().removesuffix(' at')} at {where})"

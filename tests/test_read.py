@@ -96,3 +96,13 @@ def test_duplicate_trace_ids(tmp_path):
     assert fates(con)["traces"] == ["diff", "same"]
     (reject,) = rows(con, "SELECT * FROM rejects")
     assert reject["reason"] == f"conflicting duplicate of trace_id diff from {tmp_path / 'a.jsonl'}"
+
+
+def test_a_record_cut_inside_its_last_word_or_number_is_cut_short():
+    """A line cut inside `false` or a number ends early; it is no misplaced value (a property test found it)."""
+    from lessonweaver.read import json_error_reason
+
+    for cut in ('{"a": fal', '{"a": -1.', '{"a": "tex', '{"a": 1', '{"a": '):
+        assert json_error_reason(cut) == "invalid JSON (unexpected end of input)", cut
+    assert json_error_reason('{"a": tru e}') == "invalid JSON (expecting value at column 7)"
+    assert json_error_reason("not json at all") == "invalid JSON (expecting value at column 1)"
