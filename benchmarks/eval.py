@@ -12,11 +12,20 @@ in a temporary folder, and its flags are compared with someone else's verdict:
 - lessonweaver-v1: the public lessonweaver detection benchmark (should_detect per case).
 
 Prints, per corpus, precision, recall and the counts, then every trace that was missed or wrongly
-flagged, with what was found in it. Figures only: nothing here is asserted by the tests.
+flagged, with what was found in it.
+
+Then the lessons: every corpus in samples/ and benchmarks/ run whole (pipeline.run_local, a database of
+its own), with lessons per trace, the share of the top 25 that carry what worked or a person's own words,
+and the findings below the noise floor; and the lessons scored against the gold lists of
+benchmarks/lessons-gold/ as its README says: a gold lesson is found when one of our 25 of highest priority
+cites one of its sessions and names two of its key words. Figures only: nothing here is asserted by the
+tests.
 """
 
 import argparse
 import json
+import logging
+import re
 import shutil
 import sys
 import tempfile
@@ -31,6 +40,7 @@ sys.path.insert(0, str(ROOT))
 from lessonweaver.batch import run_batch  # noqa: E402
 from lessonweaver.config import Settings  # noqa: E402
 from lessonweaver.discover import discover  # noqa: E402
+from lessonweaver.pipeline import run_local  # noqa: E402
 
 FLAGGING = ("medium", "high", "critical")
 
@@ -156,22 +166,108 @@ def report(s: Scored, width: int) -> str:
     return "\n".join(lines)
 
 
+TOP = 25  # the lessons a report lists, and the gold lists are scored against
+NOT_TRACES = ("labels.json", "metadata.json", "ORIGIN.md", "README.md", "corpus.json")
+# The corpora whose lessons are counted: (name, folder under the shared folder, gold list or None).
+LESSON_CORPORA = (
+    ("coding sessions (Claude Code, Codex)", "samples/coding-agents", "coding-sessions.json"),
+    ("SWE-agent runs", "samples/swe-agent", None),
+    ("OpenHands runs", "benchmarks/openhands-swe-verified/completions", None),
+    ("tau2-bench telecom", "benchmarks/tau2-telecom", "tau2-telecom.json"),
+    ("tau-bench airline", "samples/tau-bench", None),
+    ("agent-arena sweep", "benchmarks/agent-arena-sweep/runs", None),
+    ("agent-arena samples", "samples/agent-arena", None),
+    ("stream samples", "samples/stream", None),
+    ("lessonweaver samples", "samples/lessonweaver", None),
+)
+
+
+@dataclass
+class Woven:
+    name: str
+    traces: int
+    lessons: int
+    below_floor: int
+    top: list[dict]  # the TOP lessons of highest priority, with the sessions their findings came from
+    gold: dict | None = None  # the gold list, when there is one
+
+
+def weave_corpus(name: str, folder: Path, work: Path, gold: Path | None) -> Woven | None:
+    """Run a corpus whole into a database of its own; its lessons, the top ones with their sessions."""
+    if not folder.is_dir():
+        return None
+    files = [str(p) for p in sorted(folder.rglob("*")) if p.is_file() and p.name not in NOT_TRACES]
+    db = work / (re.sub(r"\W+", "-", name) + ".duckdb")
+    run = run_local(Settings(paths=tuple(files), db=str(db), out=str(work / "reports"), workers=1))
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        cursor = con.execute(f"""
+            SELECT l.lesson_id, l.title, l.problem, l.lesson, l.evidence, l.recovery, l.recovery_kind, l.frequency,
+                   list_distinct(list(regexp_extract(t.file, '([^/]+?)(\\.traj)?(\\.jsonl?)?$', 1))) AS files,
+                   list_distinct(list(t.trace_id)) AS trace_ids
+            FROM lessons l JOIN detections d USING (lesson_id) JOIN traces t USING (trace_id)
+            GROUP BY ALL ORDER BY any_value(l.priority) DESC, l.lesson_id LIMIT {TOP}""")
+        names = [c[0] for c in cursor.description]
+        top = [dict(zip(names, row)) for row in cursor.fetchall()]
+        traces = con.execute("SELECT count(*) FROM traces").fetchall()[0][0]
+    finally:
+        con.close()
+    return Woven(name, traces, run.lessons_total, run.findings_below_floor, top,
+                 json.loads(gold.read_text()) if gold and gold.is_file() else None)
+
+
+def score_gold(w: Woven) -> list[str]:
+    """The gold list's lessons found among our top ones: one of ours cites one of its sessions (a file
+    stem or a trace id) and its text (title, problem, lesson, evidence) names two of its key words."""
+    found: dict[str, list[int]] = {}
+    for g in w.gold["lessons"]:
+        for rank, lesson in enumerate(w.top, start=1):
+            text = " ".join(str(lesson[k] or "") for k in ("title", "problem", "lesson", "evidence")).lower()
+            cites = set(g["sessions"]) & (set(lesson["files"]) | set(lesson["trace_ids"]))
+            if cites and sum(k.lower() in text for k in g["keywords"]) >= 2:
+                found.setdefault(g["id"], []).append(rank)
+    weighty = [g["id"] for g in w.gold["lessons"] if g.get("importance") == 3]
+    matched = {rank for ranks in found.values() for rank in ranks}
+    lines = [f"  gold: {len(found)} of {len(w.gold['lessons'])} found in our top {TOP} "
+             f"({100 * len(found) / len(w.gold['lessons']):.0f}%), "
+             f"{sum(g in found for g in weighty)} of {len(weighty)} of importance 3",
+             "    found: " + ", ".join(f"{g} (#{','.join(map(str, r))})" for g, r in sorted(found.items())),
+             f"    ours matching none: {', '.join(f'#{r}' for r in range(1, len(w.top) + 1) if r not in matched) or 'none'}"]
+    return lines
+
+
+def report_lessons(w: Woven) -> str:
+    worked = sum(1 for lesson in w.top if lesson["recovery"])
+    lines = [f"{w.name}: {w.traces} traces, {w.lessons} lessons ({w.lessons / max(w.traces, 1):.2f} a trace), "
+             f"{w.below_floor} findings below the floor; of the top {len(w.top)}, {worked} say what worked "
+             "or carry the person's own words"]
+    if w.gold:
+        lines += score_gold(w)
+    return "\n".join(lines)
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--shared", type=Path, default=ROOT.parent / "shared", help="folder holding benchmarks/ and samples/")
     p.add_argument("--width", type=int, default=240, help="characters of evidence shown per trace (default: 240)")
     args = p.parse_args()
     work = Path(tempfile.mkdtemp(prefix="lessonweaver-eval-"))
+    logging.getLogger("lessonweaver").setLevel(logging.WARNING)
     try:
         results = [r for r in (arena(args.shared, work), tau(args.shared, work, True), tau(args.shared, work, False),
                                lessonweaver_v1(args.shared, work)) if r is not None]
+        woven = [w for name, folder, gold in LESSON_CORPORA
+                 if (w := weave_corpus(name, args.shared / folder, work / "lessons",
+                                       args.shared / "benchmarks" / "lessons-gold" / gold if gold else None))]
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    if not results:
+    if not results and not woven:
         print(f"no labelled corpora under {args.shared} (benchmarks/, samples/tau-bench/)")
         return 0
     print("lessonweaver evaluation: a trace is flagged when a detection of severity medium or above is found\n")
     print("\n\n".join(report(r, args.width) for r in results))
+    print(f"\n\nLessons, per corpus run whole (the top {TOP}: the lessons a report lists)\n")
+    print("\n\n".join(report_lessons(w) for w in woven))
     return 0
 
 

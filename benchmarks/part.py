@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run as a script: the project's packages, not only the installed ones
 
 from benchmarks.run import SCAN_QUERIES, sniff
-from lessonweaver import adapters, batch, detectors, discover
+from lessonweaver import adapters, batch, detectors, discover, queries
 from lessonweaver.config import Settings, batch_threads, memory_bytes
 from lessonweaver.words import plural
 
@@ -79,6 +79,9 @@ def stage_steps(part: discover.InputFile, settings: Settings, found: list[detect
                 started = time.perf_counter()
                 con.execute(sql.format(folder=Path(folder).as_posix())).fetchall()
                 steps[f"floor: {name}"] = time.perf_counter() - started
+            started = time.perf_counter()
+            queries.execute(con, "facts/facts.sql")  # what the detectors read beside the events
+            steps["detect: the facts"] = time.perf_counter() - started
             for d in found:
                 con.execute(detectors.DETECTIONS_TABLE.format(kind="TEMP", table="again"))
                 started = time.perf_counter()

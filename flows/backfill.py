@@ -35,6 +35,7 @@ def backfill(
     work_dir: str | None = None,
     resolve_after: int = 7,
     retain_days: int = 0,
+    report_lessons: int = 25,
 ) -> list[RunSummary]:
     """Run the nightly flow for every date folder under `root` from `start` to `end` (YYYY-MM-DD,
     inclusive, both optional), oldest first; returns each night's run summary."""

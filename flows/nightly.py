@@ -106,6 +106,7 @@ def nightly(
     night: str | None = None,
     resolve_after: int = 7,
     retain_days: int = 0,
+    report_lessons: int = 25,
 ) -> RunSummary:
     """Run lessonweaver over `paths` into the database `db`, writing reports to `out`.
 

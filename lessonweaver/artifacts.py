@@ -21,12 +21,12 @@ TOP_LESSONS_KEY = "lessonweaver-top-lessons"
 TOP_LESSONS = 20  # rows in the table artifact
 TOP_LESSON_COLUMNS = ("lesson_id", "status", "severity", "priority", "occurrences", "traces", "title")
 
-_OPEN_LESSONS = "FROM lessons WHERE (?::VARCHAR IS NULL OR tenant = ?::VARCHAR) AND review IS DISTINCT FROM 'rejected'"
+_OPEN_LESSONS = "FROM lessons_for(?::VARCHAR) WHERE review IS DISTINCT FROM 'rejected'"
 
 
 def lesson_statuses(con: duckdb.DuckDBPyConnection, tenant: str | None = None) -> dict[str, int]:
     """Lessons per lifecycle status (every status present, zero when none), as the reports count them."""
-    found = dict(con.execute(f"SELECT status, count(*) {_OPEN_LESSONS} GROUP BY status", [tenant, tenant]).fetchall())
+    found = dict(con.execute(f"SELECT status, count(*) {_OPEN_LESSONS} GROUP BY status", [tenant]).fetchall())
     return {s: int(found.get(s, 0)) for s in STATUSES}
 
 
@@ -40,7 +40,7 @@ def top_lessons(con: duckdb.DuckDBPyConnection, tenant: str | None = None, limit
         ORDER BY priority DESC NULLS LAST, occurrences DESC, lesson_id
         LIMIT ?
         """,
-        [tenant, tenant, limit],
+        [tenant, limit],
     )
     names = [d[0] for d in cur.description]
     rows = [dict(zip(names, r)) for r in cur.fetchall()]

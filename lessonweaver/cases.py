@@ -5,8 +5,9 @@ A case is one JSON file in the detector's `tests/positive/` or `tests/negative/`
 `traces` (lessonweaver trace objects) or `records` (raw records of any format, written one per line to
 a file named by `file`, default `records.jsonl`; a `file` ending in `.json` gets the records as one JSON
 array, or a single record as a document). A positive case has `expect`, findings that must be among the
-detector's (a `trace_id`, optionally an `event_id`, a piece of the `evidence`, a `severity`), and may have
-`count`, the exact number of findings; a negative case must yield none. Every record must load.
+detector's (a `trace_id`; optionally an `event_id`, a `severity`, a `tool` and a `recovery_kind`, equal;
+a piece of the `evidence`, `problem`, `lesson`, `signature` or `recovery`), and may have `count`, the
+exact number of findings; a negative case must yield none. Every record must load.
 """
 
 import json
@@ -74,7 +75,7 @@ def findings(d: Detector, path: Path) -> tuple[list[dict], list[str]]:
         errors = stage_in(con, discover([str(path)]), settings, detector_list=[d])
         if errors:
             raise SqlFileError(errors[d.id])
-        cur = con.execute("SELECT trace_id, event_id, evidence, severity, lesson FROM detections ORDER BY ALL")
+        cur = con.execute(f"SELECT trace_id, {', '.join(EXACT + PIECES)} FROM detections ORDER BY ALL")
         names = [c[0] for c in cur.description]
         found = [dict(zip(names, row)) for row in cur.fetchall()]
         rejects = [r[0] for r in con.execute("SELECT reason FROM rejects ORDER BY file_id, record").fetchall()]
@@ -83,11 +84,14 @@ def findings(d: Detector, path: Path) -> tuple[list[dict], list[str]]:
     return found, rejects
 
 
+EXACT = ("event_id", "severity", "tool", "recovery_kind")  # an expected finding's fields that must be equal
+PIECES = ("evidence", "problem", "lesson", "signature", "recovery")  # and those it must hold a piece of
+
+
 def _like(found: dict, want: dict) -> bool:
     return (found["trace_id"] == want["trace_id"]
-            and ("event_id" not in want or found["event_id"] == want["event_id"])
-            and want.get("evidence", "") in (found["evidence"] or "")
-            and ("severity" not in want or found["severity"] == want["severity"]))
+            and all(found[k] == want[k] for k in EXACT if k in want)
+            and all(str(want[k]) in (found[k] or "") for k in PIECES if k in want))
 
 
 def judge(kind: str, spec: dict, found: list[dict]) -> str | None:

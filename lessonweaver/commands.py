@@ -201,6 +201,7 @@ def cmd_render(args: argparse.Namespace) -> int:
     from lessonweaver import pipeline, store
 
     out = store.reports_folder(_existing_db(args.db), args.out)
+    store.require_current_lessons(args.db)
     con = store.connect(args.db, read_only=True)
     try:
         run = pipeline.render_stored(con, out, args.templates,
@@ -320,13 +321,22 @@ def _show_in_full(db: str, lesson_id: str) -> int:
     print(row("review", lesson["review"] + (f" ({str(lesson['decided_at'])[:16]})" if lesson["decided_at"] else "")))
     if lesson["note"]:
         print(row("note", one_line(lesson["note"])))
-    print(row("seen", f"{plural(lesson['occurrences'], 'occurrence')} in {plural(lesson['trace_count'], 'trace')}"
-                      f" · source {one_line(lesson['source'])} · task {one_line(lesson['task'])}"))
+    where = (f"projects {', '.join(lesson['projects'])}" if len(lesson["projects"] or []) > 1
+             else f"source {one_line(lesson['source'])}")
+    print(row("seen", f"{lesson['frequency'] or plural(lesson['occurrences'], 'occurrence')} · {where}"
+                      + (f" · {plural(lesson['wasted_steps'], 'call')} spent before something worked"
+                         if lesson["wasted_steps"] else "")))
+    if len(lesson["detectors"] or []) > 1:
+        print(row("found by", ", ".join(lesson["detectors"])))
     print(row("nights", f"first {lesson['first_night']}, last {lesson['last_night']} "
                         f"({plural(lesson['nights_seen'] or 0, 'night')})"))
-    for key in ("problem", "lesson", "proposed_lesson", "evidence"):
-        if key != "proposed_lesson" or lesson["lesson"] != lesson["proposed_lesson"]:
-            print(row("proposed" if key == "proposed_lesson" else key, one_line(lesson[key])))
+    print(row("rule", one_line(lesson["lesson"])))
+    if lesson["lesson"] != lesson["proposed_lesson"]:
+        print(row("proposed", one_line(lesson["proposed_lesson"])))
+    print(row("problem", one_line(lesson["problem"])))
+    print(row("worked", one_line(lesson["recovery"]) if lesson["recovery"] else "no fix seen yet"))
+    print(row("evidence", one_line(lesson["evidence"])))
+    print(row("context", f"task {one_line(lesson['task'])}"))
     print(row("examples", ", ".join(one_line(t) for t in lesson["example_trace_ids"] or [])))
     for i, (night, occurrences, traces) in enumerate(nights):
         print(row("sightings" if i == 0 else "", f"{night}  {plural(occurrences, 'occurrence')} in {plural(traces, 'trace')}"))
@@ -337,6 +347,7 @@ def cmd_review(args: argparse.Namespace) -> int:
     from lessonweaver import review, store
 
     db = _existing_db(args.db)
+    store.require_current_lessons(db)
     if args.action is None:
         return _list_lessons(args, db)
     if args.action == "show":
@@ -360,7 +371,8 @@ def cmd_export(args: argparse.Namespace) -> int:
         raise ValueError("--check and --diff go with --into FILE")
     if args.into and args.format == "jsonl":
         raise ValueError("--into writes Markdown into an instruction file; use --format agents-md (the default)")
-    con = store.connect(_existing_db(args.db), read_only=True)
+    store.require_current_lessons(_existing_db(args.db))
+    con = store.connect(args.db, read_only=True)
     try:
         text = export.export(con, args.format, args.templates)
     finally:

@@ -35,6 +35,7 @@ class Settings:
     batch_bytes: int = 64 * 1024 * 1024  # input read into one staging database at a time: bounds memory
     work_dir: str | None = None  # where batches leave their Parquet; shared storage when workers are remote
     resolve_after: int = 7  # nights without a sighting before a lesson counts as resolved
+    report_lessons: int = 25  # lessons the Markdown and HTML reports list (lessons.jsonl holds all)
     retain_days: int = 0  # drop events of traces older than this many days after each load; 0: keep them all
     merge_threshold: float = 0.6  # Jaccard similarity at which two wordings are one lesson (tests/test_merge.py)
     # empty: the database's own salt

@@ -2,8 +2,18 @@
 
 A detector is one SQL file with a header (id, title, severity, description; optionally `lesson`, a
 template for the proposed lesson with {evidence}, {task} and {source}; `category` and `confidence`, the
-defaults for its findings) and one SELECT. The query must return `trace_id` and `evidence`; it may return
-`event_id`, `seq`, `severity`, `problem`, `lesson`, `category`, `confidence` and `lesson_key`.
+defaults for its findings; `family`, the detectors whose findings of one signature are one cause;
+`floor: none`, when even a one-off finding is worth a lesson, its cost being in its nature) and
+one SELECT. The query must return `trace_id` and `evidence`; it may return `event_id`, `seq`,
+`severity`, `problem`, `lesson`, `category`, `confidence`, and what the lesson is built from: `signature`
+(the cause, with what varies masked; `lesson_key` is its older name; default: the evidence masked),
+`tool` (what the finding is about: a tool, or the program a shell ran), `recovery` and `recovery_kind`
+(what worked, see sql/facts/facts.sql), `wasted_steps` (the calls it cost) and `title` (the cause in a
+few words; default: the detector's title and the evidence).
+
+A query reads `traces`, `events` and `facts` (one row per event with what every detector would otherwise
+work out again: who acted, a call's result, whether it failed and why, what worked after; built once
+per batch from sql/facts/facts.sql).
 
 A detector meant for some formats only says so in its header (`formats: gdev, otlp`), not in its
 query: the query then runs inside two CTEs named `traces` and `events` that hold only those formats'
@@ -25,6 +35,7 @@ import duckdb
 from lessonweaver.adapters import load_adapters
 from lessonweaver.errors import safe_error
 from lessonweaver.packs import find_packs
+from lessonweaver.queries import execute
 from lessonweaver.resources import sql_path
 from lessonweaver.sqlfile import SqlFile, SqlFileError, read_sql_file
 
@@ -35,30 +46,30 @@ SEVERITIES = ("info", "low", "medium", "high", "critical")
 CATEGORIES = ("agent", "environment", "policy", "producer_flag")
 CONFIDENCES = ("certain", "likely")
 REQUIRED_COLUMNS = ("trace_id", "evidence")
-OPTIONAL_COLUMNS = ("event_id", "seq", "severity", "problem", "lesson", "category", "confidence", "lesson_key")
+OPTIONAL_COLUMNS = ("event_id", "seq", "severity", "problem", "lesson", "category", "confidence", "signature", "tool",
+                    "recovery", "recovery_kind", "wasted_steps", "title")
+RECOVERY_KINDS = ("changed", "again", "other", "correction", "final_answer")
 _ID = re.compile(r"^[a-z][a-z0-9_]*$")
 
 DETECTIONS_TABLE = """
 CREATE OR REPLACE {kind} TABLE {table} (
     detector VARCHAR, trace_id VARCHAR, event_id VARCHAR, seq INTEGER, severity VARCHAR,
     evidence VARCHAR, problem VARCHAR, lesson VARCHAR, lesson_id VARCHAR,
-    category VARCHAR, confidence VARCHAR, lesson_key VARCHAR
+    category VARCHAR, confidence VARCHAR, signature VARCHAR, family VARCHAR, tool VARCHAR,
+    recovery VARCHAR, recovery_kind VARCHAR, wasted_steps INTEGER, title VARCHAR
 );
 """
 
-# A lesson is a detector, source, task and normalised evidence; its id is a hash of that key, set as a
-# detection is inserted (with the detector id as the last parameters, its trace as `t` and its lesson key
-# as {key}). A detector that returns a lesson key groups by it instead (one provider outage over
-# many tasks is one lesson). A tenant's traces make their own lessons, so no lesson shows one tenant's
-# evidence under another's. Traces whose producer set lesson_candidate to false keep their detections but
-# join no lesson; a detection of a trace that is not staged joins none either.
+# A cause is a family of detectors and a signature (what went wrong, with what varies masked): the
+# task, the source and the tenant are context, never identity, so one cause seen in many tasks,
+# sessions and tenants is one lesson (per-tenant reports filter it: lessons.py). Its id is a hash of that
+# key, set as a detection is inserted (the family as the parameter, its trace as `t`, the signature as
+# {signature}); the weave may merge it into a lesson worded alike (lesson_variants). Traces whose producer
+# set lesson_candidate to false keep their detections but join no lesson; a detection of a trace that is
+# not staged joins none either.
 LESSON_ID = """
     CASE WHEN t.trace_id IS NULL OR lw_falsy(t.metadata->>'lesson_candidate') THEN NULL
-         ELSE 'L' || substr(md5(coalesce(
-                   '|key|' || ? || '|' || {key},
-                   concat_ws('|', ?, coalesce(t.source, ''), coalesce(t.task, ''),
-                             lw_normalise(CAST(o.evidence AS VARCHAR))))
-                || coalesce('|' || t.tenant, '')), 1, 12)
+         ELSE 'L' || substr(md5(? || '|' || {signature}), 1, 12)
     END"""
 
 
@@ -74,6 +85,8 @@ class Detector:
     confidence: str = "certain"
     formats: tuple[str, ...] = ()  # read only traces of these formats; empty: every format
     tests: Path | None = None  # its folder of positive and negative cases (lessonweaver.cases)
+    family: str = ""  # detectors whose findings of one signature are one cause (default: its own id)
+    floor: bool = True  # a one-off finding of it is no lesson (the noise floor); `floor: none` in the header: always one
     fingerprint: str = ""  # a hash of its header and query: tells a changed detector (lessonweaver.versions)
 
 
@@ -94,8 +107,14 @@ def _detector(f: SqlFile, tests: Path | None, known_formats: list[str]) -> Detec
     if unknown:
         raise SqlFileError(f"{f.path}: formats: unknown format {', '.join(unknown)} (known: {', '.join(known_formats)})")
     fingerprint = hashlib.sha256(json.dumps([h, f.body], sort_keys=True).encode()).hexdigest()[:16]
+    family = h.get("family", h["id"]).strip()
+    if not _ID.match(family):
+        raise SqlFileError(f"{f.path}: family must be lowercase letters, digits and '_', starting with a letter")
+    if h.get("floor", "").strip() not in ("", "none"):
+        raise SqlFileError(f"{f.path}: floor may only be 'none' (every finding a lesson, even once)")
     return Detector(h["id"], h["title"], h["severity"], h["description"], h.get("lesson", ""), f,
-                    h.get("category", "agent"), h.get("confidence", "certain"), formats, tests, fingerprint)
+                    category=h.get("category", "agent"), confidence=h.get("confidence", "certain"), formats=formats,
+                    tests=tests, fingerprint=fingerprint, family=family, floor=h.get("floor", "").strip() != "none")
 
 
 def load_detectors(extra_dirs: tuple[str, ...] | list[str] = ()) -> list[Detector]:
@@ -124,7 +143,8 @@ def scoped_query(d: Detector) -> str:
     names = ", ".join(f"'{f}'" for f in d.formats)  # adapter format names: letters, digits, '-' and '_'
     # The body goes on lines of its own: a comment on its last line must not swallow the parenthesis.
     return (f"WITH traces AS (SELECT * FROM main.traces WHERE format IN ({names})),\n"
-            "events AS (SELECT * FROM main.events SEMI JOIN traces USING (trace_id))\n"
+            "events AS (SELECT * FROM main.events SEMI JOIN traces USING (trace_id)),\n"
+            "facts AS (SELECT * FROM temp.main.facts SEMI JOIN traces USING (trace_id))\n"
             f"SELECT * FROM (\n{d.sql.body.rstrip().removesuffix(';')}\n)")
 
 
@@ -137,14 +157,21 @@ def run_detector(con: duckdb.DuckDBPyConnection, d: Detector, into: str = "detec
     if missing:
         raise SqlFileError(f"{d.sql.path}: the query must return {'column' if len(missing) == 1 else 'columns'} "
                            f"{', '.join(missing)}")
+    if "signature" not in columns and "lesson_key" in columns:  # its older name
+        con.execute("ALTER TABLE detector_out RENAME COLUMN lesson_key TO signature")
+        columns = (columns - {"lesson_key"}) | {"signature"}
     pick = {c: (f"CAST(o.{c} AS VARCHAR)" if c in columns else "NULL") for c in OPTIONAL_COLUMNS}
     pick["seq"] = "CAST(o.seq AS INTEGER)" if "seq" in columns else "NULL"
+    pick["wasted_steps"] = "TRY_CAST(o.wasted_steps AS INTEGER)" if "wasted_steps" in columns else "NULL"
     template = d.lesson or "{evidence}"
-    key = f"nullif(trim({pick['lesson_key']}), '')"
+    # the cause: what the detector says it is, else its evidence with what varies masked
+    signature = f"coalesce(nullif(trim({pick['signature']}), ''), lw_mask(CAST(o.evidence AS VARCHAR)))"
+    kinds = ", ".join(f"'{k}'" for k in RECOVERY_KINDS)
     con.execute(
         f"""
         INSERT INTO {into} (detector, trace_id, event_id, seq, severity, evidence, problem, lesson, lesson_id,
-                            category, confidence, lesson_key)
+                            category, confidence, signature, family, tool, recovery, recovery_kind, wasted_steps,
+                            title)
         SELECT ?, CAST(o.trace_id AS VARCHAR), {pick['event_id']}, {pick['seq']},
                coalesce(lower({pick['severity']}), ?),
                CAST(o.evidence AS VARCHAR),
@@ -153,13 +180,15 @@ def run_detector(con: duckdb.DuckDBPyConnection, d: Detector, into: str = "detec
                         replace(replace(replace(?, '{{evidence}}', coalesce(CAST(o.evidence AS VARCHAR), '')),
                                         '{{task}}', coalesce(t.task, '')),
                                 '{{source}}', coalesce(t.source, ''))),
-               {LESSON_ID.format(key=key)},
+               {LESSON_ID.format(signature=signature)},
                CASE WHEN lower({pick['category']}) IN {CATEGORIES} THEN lower({pick['category']}) ELSE ? END,
                CASE WHEN lower({pick['confidence']}) IN {CONFIDENCES} THEN lower({pick['confidence']}) ELSE ? END,
-               {key}
+               {signature}, ?, nullif(trim({pick['tool']}), ''), nullif(trim({pick['recovery']}), ''),
+               CASE WHEN lower({pick['recovery_kind']}) IN ({kinds}) THEN lower({pick['recovery_kind']}) END,
+               {pick['wasted_steps']}, nullif(trim({pick['title']}), '')
         FROM detector_out o LEFT JOIN traces t ON t.trace_id = CAST(o.trace_id AS VARCHAR)
         """,
-        [d.id, d.severity, template, d.id, d.id, d.category, d.confidence],
+        [d.id, d.severity, template, d.family or d.id, d.category, d.confidence, d.family or d.id],
     )
     n = con.execute("SELECT count(*) FROM detector_out").fetchone()[0]
     con.execute("DROP TABLE detector_out")
@@ -172,6 +201,7 @@ def detect(con: duckdb.DuckDBPyConnection, detectors: list[Detector], into: str 
     database's stored ones for redetect) into the table `into`, made afresh; returns {detector id: error}
     for those that failed, which leave no rows."""
     con.execute(DETECTIONS_TABLE.format(kind="TEMP" if temporary else "", table=into))
+    execute(con, "facts/facts.sql")
     errors: dict[str, str] = {}
     for d in detectors:
         try:
@@ -180,4 +210,5 @@ def detect(con: duckdb.DuckDBPyConnection, detectors: list[Detector], into: str 
             errors[d.id] = str(exc)
         except duckdb.Error as exc:
             errors[d.id] = f"{d.sql.path}: {safe_error(exc)}"
+    con.execute("DROP TABLE facts")
     return errors

@@ -101,7 +101,8 @@ def write(con: duckdb.DuckDBPyConnection, select: str, run_id: str, params: dict
     them, and redefine the view; inside the caller's transaction. Returns the number of events written."""
     target = folder(con) / f"{run_id}-{secrets.token_hex(3)}"
     target.parent.mkdir(parents=True, exist_ok=True)
-    columns = ", ".join(f"{c}::{t} AS {c}" for c, t in COLUMNS)
+    present = {r[0] for r in con.execute(f"DESCRIBE SELECT * FROM ({select})", params or {}).fetchall()}
+    columns = ", ".join(f"{c}::{t} AS {c}" if c in present else f"NULL::{t} AS {c}" for c, t in COLUMNS)
     # `select` is one of this package's queries, never input; the target is a parameter.
     con.execute(f"COPY (SELECT {columns} FROM ({select})) TO $target "
                 f"(FORMAT parquet, FILE_SIZE_BYTES '{FILE_SIZE}', FILENAME_PATTERN 'part-{{i}}')",

@@ -29,6 +29,10 @@ from lessonweaver.detectors import SEVERITIES, Detector
 from lessonweaver.queries import execute
 
 STATUSES = ("new", "regressed", "recurring", "open", "resolved")  # the lifecycle, in the order reports show it
+# The grain of lessons: 2, one lesson per cause (a detector family and a signature, across tasks, sessions
+# and tenants). A database woven at an earlier grain (1: per detector, source, task and tenant) moves to it
+# by detecting its stored traces again (redetect, or the next run: pipeline.load_and_weave).
+GRAIN = 2
 MINHASHES, BAND_ROWS = 32, 2  # MinHash signature length and rows per LSH band: candidate pairs only
 SMALL_BLOCK = 16  # blocks of at most this many variants compare every pair; larger ones go through MinHash
 TITLE_CHARS, TITLE_WORDS = 80, 3  # titles are short, and lessons alike are told apart by a few words
@@ -38,9 +42,10 @@ BUCKET_HEADS = 3  # in a MinHash bucket, each new variant is compared with this 
 def register_detectors(con: duckdb.DuckDBPyConnection, detectors: list[Detector]) -> None:
     con.execute("DELETE FROM detectors")
     con.executemany(
-        "INSERT INTO detectors (detector, title, severity, description, path, category, confidence) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?)",
-        [(d.id, d.title, d.severity, d.description, str(d.sql.path), d.category, d.confidence) for d in detectors],
+        "INSERT INTO detectors (detector, title, severity, description, path, category, confidence, family, floor) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [(d.id, d.title, d.severity, d.description, str(d.sql.path), d.category, d.confidence, d.family or d.id,
+          d.floor) for d in detectors],
     )
 
 
@@ -100,6 +105,14 @@ def record_sightings(con: duckdb.DuckDBPyConnection, night: dt.date) -> None:
     execute(con, "weave/sightings.sql", night=night)
 
 
+def grain(con: duckdb.DuckDBPyConnection) -> int:
+    """The grain the database's lessons were woven at: GRAIN for one woven now or holding no finding yet."""
+    value = con.execute("SELECT max(value) FROM settings WHERE key = 'lesson_grain'").fetchall()[0][0]
+    if value is not None:
+        return int(value)
+    return 1 if con.execute("SELECT count(*) FROM detections").fetchall()[0][0] else GRAIN
+
+
 def newest_night(con: duckdb.DuckDBPyConnection) -> dt.date | None:
     """The newest night any run counted for: lesson statuses are as of that night."""
     return con.execute("SELECT greatest((SELECT max(night) FROM runs), (SELECT max(night) FROM sightings))").fetchall()[0][0]
@@ -113,31 +126,33 @@ def as_of(con: duckdb.DuckDBPyConnection, night: dt.date | None) -> dt.date:
 
 
 def weave(con: duckdb.DuckDBPyConnection, run_id: str, night: dt.date, resolve_after: int = 7,
-          merge_threshold: float = 0.6, resight: tuple[str, ...] | list[str] = ()) -> tuple[int, int]:
+          merge_threshold: float = 0.6, resight: tuple[str, ...] | list[str] = ()) -> tuple[int, int, int]:
     """Merge new variants, record this run's sightings and rebuild `lessons` as of the newest night seen,
     in one transaction. `resight`: detectors whose detections were replaced (redetect), whose sightings
     are counted again.
-    Returns (lessons new in this run and not rejected, lessons in all)."""
+    Returns (lessons new in this run and not rejected, lessons in all, findings below the noise floor)."""
     con.execute("BEGIN TRANSACTION")
     try:
         merge_variants(con, merge_threshold)
         if resight:
             execute(con, "weave/resight.sql", detectors=list(resight))
         record_sightings(con, night)
-        new, total = execute(con, "weave/lessons.sql", night=as_of(con, night), resolve_after=resolve_after,
-                             severities=list(SEVERITIES), title_chars=TITLE_CHARS).fetchone()
+        new, total, below = execute(con, "weave/lessons.sql", night=as_of(con, night), resolve_after=resolve_after,
+                                    severities=list(SEVERITIES), title_chars=TITLE_CHARS).fetchone()
         execute(con, "weave/titles.sql", title_chars=TITLE_CHARS, words=TITLE_WORDS)
-        con.execute("DROP TABLE previous_lessons")
+        con.execute("DROP TABLE previous_lessons; DROP TABLE woven; DROP TABLE causes")
+        con.execute("DELETE FROM settings WHERE key = 'lesson_grain'")
+        con.execute("INSERT INTO settings VALUES ('lesson_grain', ?)", [str(GRAIN)])
         reached("weave")
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
         raise
-    return new, total
+    return new, total, below
 
 
 def reweave(con: duckdb.DuckDBPyConnection, resolve_after: int = 7, merge_threshold: float = 0.6,
-            resight: tuple[str, ...] | list[str] = ()) -> tuple[int, int]:
+            resight: tuple[str, ...] | list[str] = ()) -> tuple[int, int, int]:
     """Weave outside a run (forget, redetect): as of the latest run's night, and with its `resolve_after`
     (store.resolve_after), so each lesson keeps the status that run gave it unless what it is made of changed."""
     rows = con.execute("SELECT run_id, coalesce(night, started_at::DATE) FROM runs "

@@ -59,6 +59,8 @@ OPTIONS: tuple[Option, ...] = (
            7, type=int, metavar="N"),
     Option("retain_days", "--retain-days", "after each load, drop the events of traces older than N days; traces, "
            "detections and lessons stay (default: 0, keep every event)", 0, type=int, metavar="N"),
+    Option("report_lessons", "--report-lessons", "lessons the Markdown and HTML reports list, highest priority first "
+           "(default: 25; lessons.jsonl and `lessonweaver review` have all)", 25, type=int, metavar="N"),
 )
 
 
@@ -99,10 +101,13 @@ def to_settings(found: dict[str, Any], base: Settings | None = None) -> Settings
         raise ValueError("--batch-mb must be more than 0")
     if v["retain_days"] is None or v["retain_days"] < 0:
         raise ValueError("--retain-days must be 0 (keep every event) or more")
+    if v["report_lessons"] is None or v["report_lessons"] < 1:
+        raise ValueError("--report-lessons must be at least 1")
     return replace(
         base or Settings(),
         paths=tuple(v["paths"]), db=v["db"], out=v["out"], detector_dirs=tuple(v["detector_dirs"]),
         templates=v["templates"], format=v["format"], pii=v["pii"], tenant=v["tenant"], runner=v["runner"],
         dask_address=v["dask_address"], workers=v["workers"] or os.cpu_count() or 1,
         shared_machine=not v["dask_address"], batch_bytes=int(v["batch_mb"] * 1024 * 1024),
-        work_dir=v["work_dir"], night=v["night"], resolve_after=v["resolve_after"], retain_days=v["retain_days"])
+        work_dir=v["work_dir"], night=v["night"], resolve_after=v["resolve_after"], retain_days=v["retain_days"],
+        report_lessons=v["report_lessons"])

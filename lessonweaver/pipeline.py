@@ -19,8 +19,8 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from lessonweaver import (adapters, audit, detectors, discover, fingerprint, forget, lessons, privacy, progress, render,
-                          store, versions)
+from lessonweaver import (adapters, audit, detectors, discover, fingerprint, forget, lessons, privacy, progress, queries,
+                          regrain, render, store, versions)
 from lessonweaver.batch import BatchResult, run_batch, split_traces
 from lessonweaver.config import Settings, batch_memory_limit, batch_threads, database_memory_limit, memory_bytes, parse_night
 from lessonweaver.crashpoints import reached
@@ -136,17 +136,24 @@ def load_and_weave(settings: Settings, folders: list[str], run: RunSummary, merg
         found = detectors.load_detectors(settings.detector_dirs)
         lessons.register_detectors(con, found)
         had_traces = con.execute("SELECT count(*) FROM traces").fetchall()[0][0] > 0
+        regrain = had_traces and lessons.grain(con) < lessons.GRAIN
+        if regrain:  # before the load: which findings each reviewed lesson is made of
+            queries.execute(con, "regrain/reviewed.sql")
         counts = store.load(con, folders, run.run_id, merged)
         reached("loaded")
         skipped_unread = run.files_skipped
         run = replace(run, **asdict(counts), status="loaded")
         run.files_skipped = skipped_unread + counts.files_skipped
+        if regrain:
+            run.regrain_note = _regrain(con, settings, found)
         _note_versions(con, settings, run, found, had_traces)
         if settings.retain_days:
             run.events_dropped = forget.retain(con, settings.retain_days)
         store.record_run(con, run)
         try:
-            run.lessons_new, run.lessons_total = _weave(con, settings, run)
+            run.lessons_new, run.lessons_total, run.findings_below_floor = _weave(con, settings, run)
+            if regrain:
+                run.regrain_note += _carry_reviews(con, settings)
         except BaseException:
             run.status = "failed"
             store.record_run(con, run)
@@ -164,10 +171,28 @@ def _note_versions(con: Any, settings: Settings, run: RunSummary, found: list[de
     run.detector_advice = versions.advice(run.stale_detectors, run.db, settings.detector_dirs)
 
 
-def _weave(con: Any, settings: Settings, run: RunSummary) -> tuple[int, int]:
+def _regrain(con: Any, settings: Settings, found: list[detectors.Detector]) -> str:
+    """A database woven at an earlier grain (lessons.GRAIN) moves to the new one before this run weaves:
+    every detector runs again over the stored traces, so their findings carry what the new grain groups by.
+    Returns the note the summary prints."""
+    done = regrain.replace(con, found, found)
+    queries.execute(con, "weave/resight.sql", detectors=done.detectors)
+    return (f"the lessons moved to the new grain (one lesson per cause, across tasks, sessions and tenants): "
+            f"{plural(len(done.detectors), 'detector')} ran again over {plural(done.traces, 'stored trace')}, "
+            f"detections {done.total[0]} -> {done.total[1]}")
+
+
+def _carry_reviews(con: Any, settings: Settings) -> str:
+    """After a move to the new grain, review decisions follow their findings (regrain.carry_reviews)."""
+    moved = regrain.carry_reviews(con, settings.merge_threshold)
+    return "".join(f"\n  {line}" for line in regrain.regrain_lines(moved)) if moved else ""
+
+
+def _weave(con: Any, settings: Settings, run: RunSummary) -> tuple[int, int, int]:
     woven = lessons.weave(con, run.run_id, run.night, settings.resolve_after, settings.merge_threshold)
     store.put_setting(con, store.RESOLVE_AFTER, str(settings.resolve_after))
     store.put_setting(con, store.REPORTS, str(Path(settings.out).resolve()))
+    store.put_setting(con, store.REPORT_LESSONS, str(settings.report_lessons))
     return woven
 
 
@@ -215,7 +240,7 @@ def _late_quarantine(con: Any, settings: Settings, run: RunSummary, findings: li
                   records_loaded=run.records_loaded - moved.records_quarantined,
                   records_quarantined=run.records_quarantined + moved.records_quarantined,
                   events_loaded=run.events_loaded - moved.events_loaded, detections=run.detections - moved.detections)
-    run.lessons_new, run.lessons_total = _weave(con, settings, run)
+    run.lessons_new, run.lessons_total, run.findings_below_floor = _weave(con, settings, run)
     run = replace(run, **store.run_tallies(con, run.run_id))
     store.record_run(con, run)
     return run

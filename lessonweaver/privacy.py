@@ -81,7 +81,7 @@ def screen(con: duckdb.DuckDBPyConnection, pii_mode: str = "redact", salt: str =
 
 
 # What a detection says, as one text to scan: everything a detector wrote that may come from a trace.
-DETECTION_TEXT = "concat_ws(chr(10), event_id, evidence, problem, lesson, lesson_key)"
+DETECTION_TEXT = "concat_ws(chr(10), event_id, evidence, problem, lesson, signature, tool, recovery, title)"
 
 
 def trace_texts(of_run: bool = False) -> str:

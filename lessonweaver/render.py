@@ -26,22 +26,35 @@ import polars as pl
 from markupsafe import Markup
 
 from lessonweaver import charts, timeline
-from lessonweaver.config import parse_night
+from lessonweaver.config import Settings, parse_night
 from lessonweaver.detectors import SEVERITIES
 from lessonweaver.lessons import STATUSES, as_of
 from lessonweaver.resources import resource_dir
 from lessonweaver.scrub import flatten, scrub
 from lessonweaver.words import plural
 
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>!|#~{}()])")
+# What Markdown would read as syntax in a line of trace text, and nothing more: a backslash before
+# punctuation, emphasis, a link or image's opening bracket, a table cell's bar, strikethrough. Code spans
+# stay code (they are inert); an unbalanced backtick is escaped. `<` before a letter, `/`, `!` or `?` would
+# open HTML or an autolink: it becomes `&lt;`.
+_MD_SPECIAL = re.compile(r"(\\(?=[!-/:-@\[-`{-~])|[*\[|]|~~|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
+_MD_TAG = re.compile(r"<(?=[A-Za-z/!?])")
 _AUTOLINK = re.compile(r"(?i)\b(?:(h)tt(ps?:)|(f)t(p:)|(www)\.)")
 
 
 def md_inline(value: Any) -> str:
-    """Trace text made inert inside Markdown: one line, with link, image, HTML and code syntax escaped,
-    and would-be autolinks defanged (`hxxps:`, `fxp:`, `www[.]`) so no renderer turns them into links."""
-    text = _MD_SPECIAL.sub(r"\\\1", flatten(value))
-    return _AUTOLINK.sub(_defang, text)
+    """Trace text made inert inside Markdown, escaping only what Markdown would read as syntax: one line,
+    links, images and HTML neutralised, emphasis and table bars escaped, code spans kept as code, and
+    would-be autolinks defanged (`hxxps:`, `fxp:`, `www[.]`) so no renderer turns them into links."""
+    parts = flatten(value).split("`")
+    spans = len(parts) % 2 == 1  # balanced backticks make code spans; an unbalanced one is escaped
+    out = []
+    for i, part in enumerate(parts):
+        if spans and i % 2:  # inside a code span: literal already, only the autolink defang applies
+            out.append(part)
+        else:
+            out.append(_MD_TAG.sub("&lt;", _MD_SPECIAL.sub(lambda m: "".join("\\" + c for c in m[0]), part)))
+    return _AUTOLINK.sub(_defang, ("`" if spans else "\\`").join(out))
 
 
 def _defang(m: re.Match) -> str:
@@ -100,11 +113,12 @@ def environment(templates: str | None = None) -> jinja2.Environment:
     return env
 
 
-TEXT_FIELDS = ("title", "problem", "lesson", "proposed_lesson", "evidence")
+TEXT_FIELDS = ("title", "problem", "lesson", "proposed_lesson", "evidence", "recovery")
 
 
+# The lessons of a report, as its tenant sees them (all lessons without one: lessons_for in sql/views.sql).
 LESSONS = """
-    SELECT * FROM lessons WHERE (?::VARCHAR IS NULL OR tenant = ?::VARCHAR) AND review IS DISTINCT FROM 'rejected'
+    SELECT * FROM lessons_for(?::VARCHAR) WHERE review IS DISTINCT FROM 'rejected'
     ORDER BY priority DESC, occurrences DESC, last_seen DESC, lesson_id"""
 STREAM_BATCH = 5000  # lessons a template is handed at a time
 
@@ -125,7 +139,7 @@ class LessonStream:
     priority order."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection, tenant: str | None, count: int):
-        self.con, self.params, self.count = con, [tenant, tenant], count
+        self.con, self.params, self.count = con, [tenant], count
 
     def __len__(self) -> int:
         return self.count
@@ -143,11 +157,12 @@ class LessonStream:
 def context(con: duckdb.DuckDBPyConnection, run: dict[str, Any], tenant: str | None = None) -> dict[str, Any]:
     """Everything a template may use. No row here carries content of a quarantined or rejected record;
     lesson text is scrubbed of tracebacks, URLs, paths, hosts and tokens. With `tenant` (a tenant hash),
-    only that tenant's lessons. `lessons` (all of them) streams; `shown` (the REPORT_LESSONS first) is a list."""
+    only that tenant's lessons, with that tenant's texts. `lessons` (all of them) streams; `shown` (the
+    `report_lessons` first, as the latest run was told: --report-lessons) is a list."""
     statuses = {s: 0 for s in STATUSES} | dict(con.execute(
-        f"SELECT status, count(*) FROM ({LESSONS}) GROUP BY status", [tenant, tenant]).fetchall())
+        f"SELECT status, count(*) FROM ({LESSONS}) GROUP BY status", [tenant]).fetchall())
     lessons = LessonStream(con, tenant, sum(statuses.values()))
-    shown = _scrubbed(rows(con, f"{LESSONS} LIMIT {REPORT_LESSONS}", [tenant, tenant]))
+    shown = _scrubbed(rows(con, f"{LESSONS} LIMIT {report_lessons(con)}", [tenant]))
     return {
         "run": {k: _plain(v) for k, v in run.items()},
         "tenant": tenant,
@@ -175,7 +190,12 @@ def context(con: duckdb.DuckDBPyConnection, run: dict[str, Any], tenant: str | N
         "reviewed": rows(con, """
             SELECT count(*) FILTER (WHERE review = 'accepted') AS accepted,
                    count(*) FILTER (WHERE review = 'rejected') AS rejected
-            FROM lessons WHERE ?::VARCHAR IS NULL OR tenant = ?::VARCHAR""", [tenant, tenant])[0],
+            FROM lessons_for(?::VARCHAR)""", [tenant])[0],
+        # findings under the noise floor: one-offs kept in detections, listed as no lesson
+        "below_floor": con.execute("""
+            SELECT count(*) FROM detections d JOIN traces t USING (trace_id)
+            WHERE d.lesson_id IS NOT NULL AND d.lesson_id NOT IN (SELECT lesson_id FROM lessons)
+              AND (?::VARCHAR IS NULL OR t.tenant = ?::VARCHAR)""", [tenant, tenant]).fetchall()[0][0],
         "totals": rows(con, """
             SELECT (SELECT count(*) FROM traces) AS traces, (SELECT count(*) FROM events) AS events,
                    (SELECT count(*) FROM detections) AS detections, (SELECT count(*) FROM lessons) AS lessons,
@@ -186,10 +206,12 @@ def context(con: duckdb.DuckDBPyConnection, run: dict[str, Any], tenant: str | N
     }
 
 
-# The HTML and Markdown reports show this many lessons, highest priority first: people read a page, not
-# 90,000 cards (a corpus of many tenants and tasks makes that many). lessons.jsonl, `lessonweaver review`
-# and the database hold them all.
-REPORT_LESSONS = 200
+def report_lessons(con: duckdb.DuckDBPyConnection) -> int:
+    """How many lessons the HTML and Markdown reports list, highest priority first (--report-lessons of the
+    latest run, default 25): a person reads a short list, not every cause; lessons.jsonl, `lessonweaver
+    review` and the database hold them all."""
+    found = con.execute("SELECT max(value) FROM settings WHERE key = 'report_lessons'").fetchall()[0][0]
+    return int(found) if found else Settings().report_lessons
 TREND_NIGHTS = 14  # nights in a lesson's sparkline: the last nights with a run, up to the report's night
 CHART_NIGHTS = 30  # nights in the detections-per-detector chart, counted the same way
 MIN_TREND_NIGHTS = 3  # fewer nights than this make no line worth drawing: no sparklines then
@@ -233,7 +255,7 @@ def history(con: duckdb.DuckDBPyConnection, run: dict[str, Any], shown: list[dic
     series = _counts(con.execute("""
         SELECT detector, night, sum(occurrences) FROM sightings
         WHERE night BETWEEN $first AND $night
-          AND ($tenant::VARCHAR IS NULL OR lesson_id IN (SELECT lesson_id FROM lessons WHERE tenant = $tenant::VARCHAR))
+          AND ($tenant::VARCHAR IS NULL OR lesson_id IN (SELECT lesson_id FROM lessons_for($tenant::VARCHAR)))
         GROUP BY ALL""", {"first": chart_nights[0], "night": night, "tenant": tenant}).fetchall(), chart_nights)
     series = dict(sorted(series.items(), key=lambda kv: (-sum(kv[1]), kv[0])))
     trend_labels = [n.isoformat() for n in trend_nights]

@@ -114,10 +114,11 @@ def candidates(con: duckdb.DuckDBPyConnection, filters: Filters = Filters(), les
         SELECT l.lesson_id, l.review, l.status, l.severity, l.priority, l.occurrences, l.trace_count,
                l.detector, l.source, l.task, l.category, l.confidence, l.title, l.problem, l.evidence,
                l.lesson, l.proposed_lesson, l.example_trace_ids, l.first_night, l.last_night, l.nights_seen,
-               l.variants, r.note, r.decided_at, count(*) OVER () AS matching
+               l.variants, l.recovery, l.frequency, l.projects, l.detectors, l.wasted_steps,
+               r.note, r.decided_at, count(*) OVER () AS matching
         FROM lessons l LEFT JOIN reviews r USING (lesson_id)
         WHERE ($decision::VARCHAR IS NULL OR l.review = $decision) AND ($id::VARCHAR IS NULL OR l.lesson_id = $id)
-          AND ($detector::VARCHAR IS NULL OR l.detector = $detector)
+          AND ($detector::VARCHAR IS NULL OR list_contains(coalesce(l.detectors, [l.detector]), $detector))
           AND ($source::VARCHAR IS NULL OR l.source = $source)
           AND ($severity::VARCHAR IS NULL OR l.severity = $severity)
           AND ($status::VARCHAR IS NULL OR l.status = $status)

@@ -116,11 +116,13 @@ def connect(db: str, read_only: bool = False, threads: int | None = None,
 
 
 def _rename_old_columns(con: duckdb.DuckDBPyConnection) -> None:
-    """A database from before content hashes were XXH3 calls the column sha256. Its old hashes then match
-    no new one: a file whose modification time changed is read once more, and found unchanged."""
-    if con.execute("SELECT count(*) FROM duckdb_columns() WHERE table_name = 'ingested_files' "
-                   "AND column_name = 'sha256' AND database_name = current_database()").fetchone()[0]:
-        con.execute("ALTER TABLE ingested_files RENAME COLUMN sha256 TO content_hash")
+    """Columns an earlier release named otherwise. A database from before content hashes were XXH3 calls
+    the column sha256: its old hashes then match no new one, so a file whose modification time changed is
+    read once more, and found unchanged. Detections called their signature lesson_key."""
+    for table, old, new in (("ingested_files", "sha256", "content_hash"), ("detections", "lesson_key", "signature")):
+        if con.execute("SELECT count(*) FROM duckdb_columns() WHERE table_name = ? AND column_name = ? "
+                       "AND database_name = current_database()", [table, old]).fetchone()[0]:
+            con.execute(f"ALTER TABLE {table} RENAME COLUMN {old} TO {new}")
 
 
 def check(db: str) -> None:
@@ -198,6 +200,7 @@ def put_setting(con: duckdb.DuckDBPyConnection, key: str, value: str) -> None:
 
 
 REPORTS = "reports"  # the absolute folder the latest run published its reports in
+REPORT_LESSONS = "report_lessons"  # how many lessons the latest run's reports listed
 RESOLVE_AFTER = "resolve_after"  # the --resolve-after of the latest run, which forget and redetect weave with
 
 
@@ -205,6 +208,21 @@ def resolve_after(con: duckdb.DuckDBPyConnection) -> int:
     """The --resolve-after the latest run wove with (the default before any run recorded one)."""
     value = setting(con, RESOLVE_AFTER)
     return int(value) if value is not None else Settings().resolve_after
+
+
+def require_current_lessons(db: str) -> None:
+    """Refuse, in one line, to read or decide on the lessons of a database woven by an earlier release at
+    an earlier grain (lessons.GRAIN): its lessons are not the ones a review or an export should act on
+    until it moves to the new grain, which its next run or `redetect` does (review decisions carry over)."""
+    con = connect(db, read_only=True)
+    try:
+        stale = lessons.grain(con) < lessons.GRAIN
+    finally:
+        con.close()
+    if stale:
+        raise StoreError(f"{db} holds lessons of an earlier lessonweaver (one per task and source, not one per "
+                         f"cause): run `lessonweaver redetect --db {db}` (or the next run) to move them to the new "
+                         "grain; review decisions carry over")
 
 
 def reports_folder(db: str, given: str | None) -> str:

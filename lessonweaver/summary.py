@@ -55,6 +55,8 @@ class RunSummary:
     events_dropped: int = _column("BIGINT", "events of old traces dropped after the load (--retain-days)")
     lessons_new: int = _column("BIGINT", "lessons first seen in this run")
     lessons_total: int = _column("BIGINT", "lessons in the database after this run")
+    findings_below_floor: int = _column("BIGINT", "findings below the noise floor after this run: one-offs, "
+                                        "kept in detections but no lesson")
 
     records_unaccounted: int = 0  # records no stage accounted for: always 0 unless there is a bug
     detectors: list[str] = _shown(list)
@@ -73,6 +75,7 @@ class RunSummary:
     nothing_new: bool = False  # nothing to read, and the lessons and reports in place were kept as they are
     stale_detectors: dict[str, str] = _shown(dict)  # changed or added since the stored traces were detected
     detector_advice: str = ""  # what to do about them, one line (lessonweaver.versions.advice)
+    regrain_note: str = ""  # the lessons moved to a new grain in this run, and what became of the reviews
     db: str = ""
 
     def as_dict(self) -> dict[str, Any]:
@@ -150,6 +153,9 @@ def _lessons_line(run: RunSummary, lesson_statuses: tuple[str, ...]) -> str:
     as_of = run.lessons_night or run.night
     line = (f"lessons:    {run.lessons_total} ({run.lessons_new} first seen in this run); on night {as_of}: "
             + ", ".join(f"{statuses.get(s, 0)} {s}" for s in lesson_statuses))
+    if run.findings_below_floor:
+        line += (f"\n  {plural(run.findings_below_floor, 'finding')} below the noise floor (one-offs: in "
+                 "detections, not lessons)")
     if run.night and as_of and run.night < as_of:
         line += f"\n  (this run counted for night {run.night}, before the newest night run: it adds to the history)"
     return line
@@ -166,6 +172,8 @@ def format_summary(run: RunSummary, lesson_statuses: tuple[str, ...], where: str
     lines += [f"  {detector:<22} FAILED: {message}" for detector, message in sorted(run.detector_errors.items())]
     if run.detector_advice:
         lines.append(f"  {run.detector_advice}")
+    if run.regrain_note:
+        lines.append(f"  {run.regrain_note}")
     lines.append(_lessons_line(run, lesson_statuses))
     t = run.timings
     lines.append(f"time:       {sum(t.values()):.1f} s {where} (" + ", ".join(f"{k} {v:.1f}" for k, v in t.items()) + ")")

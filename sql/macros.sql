@@ -208,7 +208,7 @@ CREATE OR REPLACE MACRO lw_actor(type, actor) AS
 -- did you...", "undo that"): human_correction's inferred corrections, and the sign that an action needed
 -- the user's say. Lower-cased text.
 CREATE OR REPLACE MACRO lw_objection(said) AS
-    regexp_matches(said, '\b(that''?s not what i (asked|wanted|meant|said)|not what i (asked|wanted|meant)|i (said|told you|already (said|told|gave|asked|mentioned))|you (didn''?t|did not|forgot|missed|misunderstood|ignored|were supposed to)|that''?s (wrong|incorrect|not right|not correct)|(this|that|it) is (wrong|incorrect|not right)|why did you|i didn''?t (ask|want|say)|i never (asked|said|wanted)|please undo|undo (that|it|this)|revert (that|it|this))\b')
+    regexp_matches(said, '\b(that''?s not what i (asked|wanted|meant|said)|not what i (asked|wanted|meant)|i (said|told you|already (said|told|gave|asked|mentioned))|you (didn''?t|did not|forgot|missed|misunderstood|ignored|were supposed to)|that''?s (wrong|incorrect|not right|not correct)|(this|that|it) is (wrong|incorrect|not right)|why did you|i didn''?t (ask|want|say)|i never (asked|said|wanted)|please undo|undo (that|it|this)|revert (that|it|this)|you should (know|have known|have)|why (won''?t|wouldn''?t|didn''?t|don''?t|can''?t|aren''?t) you)\b')
     OR regexp_matches(said, '\byou\b[^.?!]{0,40}\b(wrong|incorrect|mistake)\b');
 
 -- The policy a trace ran under, when it carries one: a system prompt (traces.extra.system) or policy text
@@ -226,3 +226,201 @@ CREATE OR REPLACE MACRO lw_asks_confirmation(policy) AS
 CREATE OR REPLACE MACRO lw_environment_failure(type, raw_type, tool_name, txt, actor) AS
     coalesce(actor = 'provider', false) OR type = 'model_call'
     OR lw_environment_class(txt, lw_provider_failure(type, raw_type, tool_name, txt, actor)) IS NOT NULL;
+
+-- Is this tool a shell, so that what it ran (its command) says more than its name?
+CREATE OR REPLACE MACRO lw_shell_tool(tool_name) AS
+    list_has_any(lw_words(tool_name), ['bash', 'shell', 'sh', 'zsh', 'exec', 'terminal', 'command', 'cmd', 'powershell']);
+
+-- The command a shell tool ran, as text, from its arguments: {"command": "..."}, {"command": ["bash",
+-- "-lc", "..."]}, {"cmd": ...}; other arguments (or plain text) as they are.
+CREATE OR REPLACE MACRO lw_command(args) AS
+    CASE WHEN json_valid(args) AND json_type(args) = 'OBJECT' THEN
+        coalesce(
+            CASE json_type(args, '$.command')
+              WHEN 'VARCHAR' THEN args->>'command'
+              WHEN 'ARRAY' THEN CASE WHEN len(json_extract_string(args, '$.command[*]')) >= 3
+                                          AND json_extract_string(args, '$.command[1]') IN ('-lc', '-c', '-l', '/c', '-Command')
+                                     THEN json_extract_string(args, '$.command[*]')[-1]
+                                     ELSE array_to_string(json_extract_string(args, '$.command[*]'), ' ') END END,
+            args->>'cmd', args->>'script', args)
+         ELSE args END;
+
+-- What a command runs, for grouping: the program of its last working segment (a chain's goal, after
+-- `cd`, `export`, `git add`: environment assignments and `sudo` dropped), with the subcommand of a
+-- multi-command tool (`git push`, `npm test`) and the module of `python -m` (`pytest`). A heredoc's body
+-- is no segment.
+CREATE OR REPLACE MACRO lw_program(cmd) AS (
+    WITH seg AS (
+        SELECT string_split_regex(trim(regexp_replace(coalesce(
+                   list_filter(string_split_regex(regexp_replace(regexp_replace(coalesce(cmd, ''),
+                                                      '<<-?\s*[''"]?(\w+)[''"]?.*$', '', 's'),  -- a heredoc's body
+                                                      '"[^"]*"|''[^'']*''', '""', 'g'),  -- quoted text: no separators
+                                                  '\s*(&&|\|\||;|\n)\s*'),
+                               lambda s: trim(s) <> '' AND NOT regexp_matches(s, '^\s*(cd|export|source|set|pushd|popd|echo|printf|true|false|exit|:|\.|#)(\s|$)'))[-1],
+                   ''), '^\s*((\w+=\S*|sudo|time|env|nohup|exec|command)\s+)*', '')), '\s+') AS w
+    )
+    SELECT CASE
+             WHEN w[1] IS NULL OR w[1] = '' THEN NULL
+             WHEN regexp_extract(w[1], '([^/]+)$', 1) IN ('python', 'python3', 'py') AND w[2] = '-m' AND len(w) >= 3 THEN w[3]
+             WHEN regexp_extract(w[1], '([^/]+)$', 1) IN ('git', 'npm', 'yarn', 'pnpm', 'pip', 'pip3', 'uv', 'poetry', 'cargo', 'go',
+                                                          'make', 'docker', 'kubectl', 'gh', 'npx', 'bundle', 'dotnet', 'mvn',
+                                                          'gradle', 'brew', 'apt', 'apt-get', 'conda', 'terraform', 'helm', 'claude',
+                                                          'codex', 'node', 'python', 'python3', 'ruby', 'bash', 'sh')
+                  AND len(w) >= 2 AND NOT starts_with(w[2], '-') AND NOT starts_with(w[2], '<')
+                  THEN regexp_extract(w[1], '([^/]+)$', 1) || ' ' || regexp_extract(w[2], '([^/]+)$', 1)
+             ELSE regexp_extract(w[1], '([^/]+)$', 1)
+           END
+    FROM seg);
+
+-- What a tool call is about, for grouping its failures: the program a shell ran, else the tool's name.
+CREATE OR REPLACE MACRO lw_tool_key(tool_name, command) AS
+    CASE WHEN lw_shell_tool(tool_name) THEN coalesce(nullif(lw_program(command), ''), tool_name) ELSE tool_name END;
+
+-- Text with what varies between occurrences of one cause masked: URLs, quoted values, paths, ids and
+-- hashes, numbers; lower case, one line, at most 200 characters. `jest: command not found` stays itself.
+CREATE OR REPLACE MACRO lw_mask(txt) AS
+    left(trim(regexp_replace(regexp_replace(regexp_replace(regexp_replace(regexp_replace(regexp_replace(
+        regexp_replace(lower(coalesce(txt, '')), '^\s*(e\s+|error:\s*|fatal:\s*|err:\s*)', ''),
+        'https?://\S+', '<url>', 'g'),
+        '''[^'']*''|"[^"]*"|`[^`]*`', '<q>', 'g'),
+        '(\S*[/\\]\S+)', '<path>', 'g'),
+        '\b[0-9a-f]{7,}\b|\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b', '<id>', 'g'),
+        '\d+', '#', 'g'),
+        '\s+', ' ', 'g')), 200);
+
+-- The line of a failure's output that says what went wrong: a test's `E   SomeError: ...` line, a
+-- Python exception line, `command not found`, `No such file or directory`, an `error:`/`fatal:` line;
+-- else a line that speaks of failing; else the first line. Wrappers are dropped first (Codex's `failed in
+-- sandbox ... stdout: ..., stderr: `, a shell's `bash: line 3:`), warnings and traceback frames ranked
+-- last. One line, at most 300 characters.
+CREATE OR REPLACE MACRO lw_error_line(txt) AS (
+    WITH lined AS (
+        SELECT list_filter(list_transform(string_split(
+                   replace(regexp_replace(left(coalesce(txt, ''), 8000),
+                                          '^\s*failed in sandbox .*? with execution error: .*?exit code: -?\d+, stdout: ', ''),
+                           ', stderr: ', chr(10)), chr(10)),
+                   lambda x: trim(regexp_replace(x, '^\s*(bash|sh|zsh|/bin/\w+): (-c: )?(line \d+: )?', ''))),
+                   lambda x: x <> '') AS lines
+    ),
+    scored AS (
+        SELECT lines, list_transform(lines, lambda x: CASE
+            WHEN regexp_matches(x, '^(warning|hint|note)\b|^(=|-|_|\*){3}|^Traceback \(|^File "|^at |^\^+$', 'i') THEN 0
+            WHEN regexp_matches(x, '^(exit code|process exited with code|command exited with)\s*:?\s*-?\d+\s*$', 'i') THEN 2
+            WHEN regexp_matches(x, '^E\s+[\w.]*(Error|Exception|Exit)\b') THEN 5
+            WHEN regexp_matches(x, '^[\w.]*(Error|Exception|Exit|Interrupt)\b:?')
+                 OR regexp_matches(x, 'command not found|No such file or directory|Permission denied|Could not resolve|Failed to find expected lines|invalid hunk|unknown (option|argument|command)|not recognized|cannot find|fatal:|npm ERR!|^error[:\[ ]', 'i')
+                 THEN 4
+            WHEN regexp_matches(x, '\b(failed|failure|error|denied|refused|invalid|unable to|cannot|timed out|not found)\b', 'i') THEN 3
+            ELSE 1 END) AS scores
+        FROM lined
+    )
+    SELECT CASE WHEN len(lines) > 0 THEN left(lines[list_position(scores, list_max(scores))], 300) END FROM scored);
+
+-- The first line of a text, cut to n characters: a command or a quote as a rule shows it.
+CREATE OR REPLACE MACRO lw_first_line(txt, n) AS
+    lw_clip(split_part(trim(coalesce(txt, '')), chr(10), 1), n);
+
+-- What worked after a failure, short, from the facts of the call that failed (facts.recovery_kind,
+-- recovery, command, between, changed_files): `PYTHONPATH=. pytest -q`; `rg, sed` first, then
+-- `apply_patch` again with other input (it changed README.md); the same command, once schema.json was
+-- fixed; the user stepped in: "...". NULL when nothing did (or only the final answer followed).
+CREATE OR REPLACE MACRO lw_what_worked(kind, recovery, command, between, changed_files) AS
+    CASE
+      WHEN kind = 'changed' AND lw_first_line(recovery, 140) = lw_first_line(command, 140)
+           THEN coalesce('`' || between || '` first, then ', '') || '`' || lw_first_line(command, 80) || '` again with other input'
+                || coalesce(' (it changed ' || changed_files || ')', '')
+      WHEN kind IN ('changed', 'other') THEN '`' || lw_call_brief(recovery) || '`'
+      WHEN kind = 'again' THEN 'the same command, once ' || coalesce(changed_files || ' was fixed', 'the cause was fixed')
+                               || coalesce(' (with `' || between || '`)', '')
+      WHEN kind = 'correction' THEN 'the user stepped in: "' || lw_quote(recovery, 200) || '"'
+    END;
+
+-- A failure's rule in plain words, from its parts: the tool (or program) that failed, the line that says
+-- how, and what worked after it (lw_what_worked), or that nothing was seen to.
+CREATE OR REPLACE MACRO lw_failure_rule(tool, error, worked) AS
+    'When `' || coalesce(tool, 'a step') || '` fails with "' || lw_clip(coalesce(error, 'an error'), 160) || '": '
+    || CASE WHEN worked IS NOT NULL THEN 'what worked was ' || worked || '.'
+            ELSE 'no fix was seen yet; find the cause before trying again.' END;
+
+-- Words that say nothing of what a correction is about.
+CREATE OR REPLACE MACRO lw_stopwords() AS
+    ['the', 'and', 'for', 'are', 'but', 'not', 'you', 'your', 'yours', 'all', 'any', 'can', 'had', 'has', 'have',
+     'was', 'were', 'will', 'would', 'should', 'could', 'this', 'that', 'these', 'those', 'with', 'from', 'into',
+     'onto', 'about', 'then', 'than', 'there', 'their', 'they', 'them', 'what', 'when', 'where', 'which', 'who',
+     'why', 'how', 'its', 'just', 'also', 'too', 'very', 'please', 'thanks', 'thank', 'yes', 'yeah', 'okay',
+     'now', 'here', 'some', 'more', 'most', 'other', 'such', 'only', 'own', 'same', 'out', 'off', 'over', 'under',
+     'again', 'once', 'did', 'does', 'doing', 'done', 'don', 'didn', 'doesn', 'isn', 'wasn', 'aren', 'won',
+     'let', 'lets', 'get', 'got', 'make', 'made', 'use', 'used', 'need', 'needs', 'want', 'wanted', 'think',
+     'know', 'see', 'saw', 'look', 'like', 'one', 'two', 'our', 'ours', 'him', 'her', 'his', 'she', 'being',
+     'been', 'because', 'while', 'until', 'each', 'both', 'few', 'still', 'well', 'way', 'thing', 'things',
+     'going', 'sure', 'really', 'actually', 'already', 'seems', 'seem', 'maybe', 'perhaps', 'ok'];
+
+-- The words a text names (its first n content words, no stop words or numbers), sorted: what a person's
+-- correction is about, as a signature that another wording of it shares most of.
+CREATE OR REPLACE MACRO lw_key_words(txt, n) AS
+    array_to_string(list_sort(list_distinct(list_filter(
+        list_filter(lw_words(txt), lambda w: length(w) >= 3 AND NOT list_contains(lw_stopwords(), w)
+                                             AND NOT regexp_matches(w, '^[0-9]+$')),
+        lambda w, i: i <= n))), ' ');
+
+-- Does a person's turn report that what the agent did does not work: a pasted error or traceback, or
+-- words like "it still fails", "doesn't open", "exits immediately", "you broke something"? Lower-cased text.
+CREATE OR REPLACE MACRO lw_reports_failure(said) AS
+    regexp_matches(said, 'traceback \(most recent call last\)|\b[a-z]+(error|exception): |command not found|\bexit(s|ed)? (immediately|right away)|\b(doesn''?t|does not|didn''?t|did not|won''?t|isn''?t|is not) (work|run|start|open|load|show|appear|compile|build|pass)|\bnot working\b|\bstill (fail|failing|fails|broken|not|missing|doesn''?t|does not|don''?t|can''?t|cannot|crash)|\byou broke\b|\bbroke (something|it|the)\b|\bnever (saw|see|opened|shows?|appeared)\b|\bnothing (happens|happened|shows)\b|\bi (got|get|am getting|''m getting) (this|an? |the following )?(error|traceback|exception)');
+
+-- The project a trace belongs to: the folder a coding session ran in (its cwd), else a project or
+-- repository its producer names, else its source.
+CREATE OR REPLACE MACRO lw_project(metadata, source) AS
+    coalesce(nullif(regexp_extract(metadata->>'cwd', '([^/\\]+)[/\\]*$', 1), ''),
+             metadata->>'project',
+             nullif(regexp_extract(coalesce(metadata->>'repository', metadata->>'repo', ''), '([^/:]+?)(\.git)?/*$', 1), ''),
+             source);
+
+-- How often, in words: "18 times in 3 sessions across 2 projects" (projects when more than one).
+CREATE OR REPLACE MACRO lw_frequency(occurrences, traces, projects) AS
+    CASE WHEN occurrences = 1 THEN 'once' ELSE occurrences || ' times' END
+    || ' in ' || traces || CASE WHEN traces = 1 THEN ' session' ELSE ' sessions' END
+    || CASE WHEN coalesce(projects, 0) > 1 THEN ' across ' || projects || ' projects' ELSE '' END;
+
+-- A person's words, short enough to quote: as they are when short; a long paste (a log, a traceback) as its
+-- first sentence and the line of it that says what went wrong (lw_error_line).
+CREATE OR REPLACE MACRO lw_quote(txt, n) AS
+    CASE WHEN length(coalesce(txt, '')) > n AND contains(txt, chr(10)) AND lw_error_line(txt) IS NOT NULL
+              AND NOT starts_with(lw_clip(txt, n), lw_clip(lw_error_line(txt), n))
+         THEN concat_ws(' … ', nullif(trim(regexp_extract(trim(txt), '^([^\n.!?:]{3,120}[.!?:]?)', 1)), ''),
+                        lw_clip(lw_error_line(txt), n // 2))
+         ELSE lw_clip(txt, n) END;
+
+-- A tool failure's title: the tool and the line that says what went wrong, short.
+CREATE OR REPLACE MACRO lw_failure_title(tool, error) AS
+    '`' || coalesce(tool, 'a step') || '` fails'
+    || coalesce(': ' || lw_clip(regexp_replace(error, '^\s*(E\s+|error:\s*)', ''), 60), '');
+
+-- The files a call changed, as it names them: apply_patch's `*** Update File: path` headers, an editor's
+-- `file_path`/`path` argument (when it writes), `sed -i ... file`.
+CREATE OR REPLACE MACRO lw_edited_files(command) AS
+    list_distinct(list_concat(
+        regexp_extract_all(coalesce(command, ''), '\*\*\* (?:Update|Add) File: ([^\n]+?)\s*(?:\n|$)', 1),
+        CASE WHEN regexp_matches(coalesce(command, ''), '^(Edit|Write|MultiEdit|NotebookEdit|str_replace_editor|str_replace_based_edit_tool|edit_file|write_file|create_file)\b')
+                  AND NOT regexp_matches(coalesce(command, ''), '"command"\s*:\s*"view"')
+             THEN regexp_extract_all(command, '"(?:file_path|path|notebook_path)"\s*:\s*"([^"]+)"', 1) ELSE [] END,
+        regexp_extract_all(coalesce(command, ''), '\bsed -i\S*\s+(?:''[^'']*''|"[^"]*"|\S+)\s+(\S+)', 1)));
+
+-- Does a call only look (read a file, search, list, show a diff), so that it cannot be what fixed
+-- something? By its tool_key (lw_tool_key) and the command it ran.
+CREATE OR REPLACE MACRO lw_reads(tool_key, command) AS
+    (lower(split_part(coalesce(tool_key, ''), ' ', 1)) IN ('sed', 'cat', 'rg', 'grep', 'egrep', 'ls', 'nl', 'head', 'tail', 'find', 'pwd',
+                                                         'echo', 'wc', 'tree', 'less', 'more', 'file', 'stat', 'which', 'type', 'awk')
+     AND NOT regexp_matches(coalesce(command, ''), '\bsed\s+-i|>\s*\S'))
+    OR lower(coalesce(tool_key, '')) IN ('git status', 'git diff', 'git log', 'git show', 'git branch', 'read', 'grep', 'glob',
+                                         'ls', 'websearch', 'webfetch', 'todowrite', 'todoread', 'taskoutput', 'update_plan')
+    OR lw_words(tool_key)[1] IN ('get', 'list', 'search', 'find', 'fetch', 'read', 'lookup', 'query', 'view', 'show', 'describe');
+
+-- A call as a rule names it, short: a shell command's first line; another tool with the file it worked on
+-- (`Edit plan.md`) or its first argument, not its whole JSON.
+CREATE OR REPLACE MACRO lw_call_brief(command) AS
+    CASE WHEN regexp_matches(coalesce(command, ''), '^[\w.:-]+ [\{\[]')
+         THEN split_part(command, ' ', 1) || coalesce(' ' || nullif(coalesce(
+                  lw_edited_files(command)[1],
+                  regexp_extract(command, '"(?:file_path|path|notebook_path|url|pattern|query|command|description)"\s*:\s*"([^"]{1,80})', 1)), ''), '')
+         ELSE lw_first_line(command, 140) END;

@@ -161,11 +161,32 @@ ALTER TABLE lessons ADD COLUMN IF NOT EXISTS proposed_lesson VARCHAR;
 ALTER TABLE lessons ADD COLUMN IF NOT EXISTS variants BIGINT;
 ALTER TABLE detections ADD COLUMN IF NOT EXISTS category VARCHAR;    -- agent | environment | policy | producer_flag
 ALTER TABLE detections ADD COLUMN IF NOT EXISTS confidence VARCHAR;  -- certain | likely
-ALTER TABLE detections ADD COLUMN IF NOT EXISTS lesson_key VARCHAR;  -- what the detector grouped by, when not the task
+ALTER TABLE detections ADD COLUMN IF NOT EXISTS signature VARCHAR;  -- the cause, what varies masked (was lesson_key)
+ALTER TABLE detections ADD COLUMN IF NOT EXISTS family VARCHAR;     -- detectors whose findings of one signature are one cause
+ALTER TABLE detections ADD COLUMN IF NOT EXISTS tool VARCHAR;       -- what the finding is about: a tool, or the program a shell ran
+ALTER TABLE detections ADD COLUMN IF NOT EXISTS recovery VARCHAR;   -- what worked after it, in the same trace
+ALTER TABLE detections ADD COLUMN IF NOT EXISTS recovery_kind VARCHAR;  -- changed | again | other | correction | final_answer
+ALTER TABLE detections ADD COLUMN IF NOT EXISTS wasted_steps INTEGER;  -- the agent's calls between the failure and what worked
+ALTER TABLE detections ADD COLUMN IF NOT EXISTS title VARCHAR;      -- the cause in a few words, when the detector says
 ALTER TABLE lessons ADD COLUMN IF NOT EXISTS category VARCHAR;
 ALTER TABLE lessons ADD COLUMN IF NOT EXISTS confidence VARCHAR;
 ALTER TABLE detectors ADD COLUMN IF NOT EXISTS category VARCHAR;
 ALTER TABLE detectors ADD COLUMN IF NOT EXISTS confidence VARCHAR;
+ALTER TABLE detectors ADD COLUMN IF NOT EXISTS family VARCHAR;
+ALTER TABLE detectors ADD COLUMN IF NOT EXISTS floor BOOLEAN;  -- false: even a one-off finding is a lesson
+-- A lesson is a cause (lessons.py): what it is about, what worked, how far it reaches and what it cost.
+ALTER TABLE lessons ADD COLUMN IF NOT EXISTS family VARCHAR;        -- the detectors whose findings it groups
+ALTER TABLE lessons ADD COLUMN IF NOT EXISTS detectors VARCHAR[];   -- every detector that found it
+ALTER TABLE lessons ADD COLUMN IF NOT EXISTS signature VARCHAR;     -- the cause, what varies masked
+ALTER TABLE lessons ADD COLUMN IF NOT EXISTS tool VARCHAR;          -- the tool or program it is about, when one
+ALTER TABLE lessons ADD COLUMN IF NOT EXISTS recovery VARCHAR;      -- what worked, from its findings
+ALTER TABLE lessons ADD COLUMN IF NOT EXISTS recovery_kind VARCHAR;
+ALTER TABLE lessons ADD COLUMN IF NOT EXISTS wasted_steps BIGINT;   -- calls its failures cost before something worked
+ALTER TABLE lessons ADD COLUMN IF NOT EXISTS sources BIGINT;
+ALTER TABLE lessons ADD COLUMN IF NOT EXISTS projects VARCHAR[];    -- the projects of its traces (lw_project)
+ALTER TABLE lessons ADD COLUMN IF NOT EXISTS tenants BIGINT;
+ALTER TABLE lessons ADD COLUMN IF NOT EXISTS human BOOLEAN;         -- a person had to step in
+ALTER TABLE lessons ADD COLUMN IF NOT EXISTS frequency VARCHAR;     -- "18 times in 3 sessions across 2 projects"
 
 -- Traces `lessonweaver forget` removed: only a hash of each id, so that a trace delivered again is
 -- not stored again (its records are rejected), and how it was asked for.
@@ -173,4 +194,22 @@ CREATE TABLE IF NOT EXISTS forgotten (
     trace_hash   VARCHAR,    -- sha256 of the trace_id
     asked_by     VARCHAR,    -- trace, tenant or source: what the request named
     forgotten_at TIMESTAMP
+);
+
+-- A lesson as one tenant sees it: only that tenant's findings' texts and counts, so a per-tenant report
+-- (--tenant) filters the shared lessons without showing one tenant's evidence to another (lessons_for).
+CREATE TABLE IF NOT EXISTS lesson_tenants (
+    lesson_id         VARCHAR,
+    tenant            VARCHAR,
+    title             VARCHAR,
+    problem           VARCHAR,
+    proposed_lesson   VARCHAR,
+    evidence          VARCHAR,
+    recovery          VARCHAR,
+    example_trace_ids VARCHAR[],
+    occurrences       BIGINT,
+    trace_count       BIGINT,
+    frequency         VARCHAR,
+    first_seen        TIMESTAMP,
+    last_seen         TIMESTAMP
 );

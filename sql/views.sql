@@ -47,3 +47,23 @@ SELECT night, detector,
        sum(traces)::BIGINT AS traces
 FROM sightings
 GROUP BY night, detector;
+
+-- The lessons as tenant `t` sees them (every lesson when `t` is NULL): a lesson is shared by the tenants
+-- whose traces showed its cause, but its texts, examples and counts come from `t`'s own findings
+-- (lesson_tenants), so nothing of one tenant reaches another's report. A reviewer's edited text is shown
+-- to all.
+CREATE OR REPLACE MACRO lessons_for(t) AS TABLE
+SELECT l.* REPLACE (
+           CASE WHEN t IS NULL THEN l.title ELSE x.title END AS title,
+           CASE WHEN t IS NULL THEN l.problem ELSE x.problem END AS problem,
+           CASE WHEN t IS NULL OR l.lesson IS DISTINCT FROM l.proposed_lesson THEN l.lesson ELSE x.proposed_lesson END AS lesson,
+           CASE WHEN t IS NULL THEN l.proposed_lesson ELSE x.proposed_lesson END AS proposed_lesson,
+           CASE WHEN t IS NULL THEN l.evidence ELSE x.evidence END AS evidence,
+           CASE WHEN t IS NULL THEN l.recovery ELSE x.recovery END AS recovery,
+           CASE WHEN t IS NULL THEN l.example_trace_ids ELSE x.example_trace_ids END AS example_trace_ids,
+           CASE WHEN t IS NULL THEN l.occurrences ELSE x.occurrences END AS occurrences,
+           CASE WHEN t IS NULL THEN l.trace_count ELSE x.trace_count END AS trace_count,
+           CASE WHEN t IS NULL THEN l.frequency ELSE x.frequency END AS frequency,
+           CASE WHEN t IS NULL THEN l.tenant ELSE t END AS tenant)
+FROM lessons l LEFT JOIN lesson_tenants x ON x.lesson_id = l.lesson_id AND x.tenant = t
+WHERE t IS NULL OR x.lesson_id IS NOT NULL;

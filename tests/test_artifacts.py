@@ -16,11 +16,11 @@ MARKER = "QUARANTINED-MARKER-51d2e"
 WORDS = ["".join(p) for p in itertools.product("bcdfg", "aeiou", "klmnp")]
 
 
-def correction(tid: str, i: int, task: str = "Triage a ticket") -> dict:
+def correction(tid: str, i: int, task: str = "Triage a ticket", where: str = "") -> dict:
     words = " ".join(WORDS[i * 5:(i + 1) * 5])
     return {"trace_id": tid, "source": "agent-x", "task": task, "outcome": "corrected_by_human", "events": [
         {"id": "e1", "type": "assistant_message", "content": "Closed the ticket."},
-        {"id": "e2", "type": "human_correction", "content": f"Wrong call: {words}."}]}
+        {"id": "e2", "type": "human_correction", "content": f"Wrong call{where}: {words}."}]}
 
 
 @pytest.fixture
@@ -30,7 +30,7 @@ def inputs(tmp_path: Path) -> Path:
     # The same problem three times: the highest-priority lesson.
     traces += [correction(f"r{i}", 23) for i in range(3)]
     # Twice, the second-highest: a title that carries a URL and a path, scrubbed as in the reports.
-    traces += [correction(f"leaky{i}", 24, task="Deploy https://build.example.com/job/7 from /srv/app/releases/v2")
+    traces += [correction(f"leaky{i}", 24, where=" at https://build.example.com/job/7 for /srv/app/releases/v2")
                for i in range(2)]
     traces.append({**correction("q-hidden-7f3", 0), "metadata": {"contains_secret": True},
                    "task": f"Rotate {MARKER}"})
@@ -58,7 +58,7 @@ def test_a_run_publishes_its_summary_and_top_lessons(prefect_server, inputs: Pat
     text = summary.data
     assert f"Run `{run.run_id}`" in text and "night 2026-11-20" in text
     assert "| loaded | 28 |" in text and "| quarantined | 1 |" in text and "| rejected | 0 |" in text
-    assert "| human\\_correction | 28 |" in text
+    assert "| human_correction | 28 |" in text
     assert "25 new, 0 regressed, 0 resolved, 0 recurring, 0 open; 25 total." in text
     for path in run.written:
         assert f"- `{path}`" in text

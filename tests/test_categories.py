@@ -34,7 +34,7 @@ def test_an_outage_is_one_operator_lesson_ranked_below_agent_mistakes(prefect_se
     by_detector = {row[0]: row for row in lessons}
     outage = by_detector["environment_error"]
     assert outage[1:4] == ("environment", "certain", 3)  # three tasks, three sources: one lesson
-    assert outage[4] == "The environment failed the agent: auth | openai"
+    assert outage[4] == "The environment failed the agent: auth at openai"
     assert outage[5].startswith("Operators: renew or rotate the key for openai")
     assert "unrecovered_error" not in by_detector  # the agent is not told to retry an expired key
     assert lessons[0][0] == "human_correction"  # one recorded correction outranks a three-trace outage

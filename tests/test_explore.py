@@ -151,7 +151,8 @@ def test_an_example_takes_named_parameters_instead_of_edits(demo: Path, capsys):
                            "--format", "json")
     assert code == 0 and [(r["lesson_id"], r["night"]) for r in json.loads(out)] == [
         (twice, "2026-11-28"), (twice, "2026-11-29")]
-    first_28 = query_db(demo, "SELECT lesson_id FROM sightings WHERE lesson_id IS NOT NULL GROUP BY 1 HAVING min(night) = DATE '2026-11-28' ORDER BY 1")
+    first_28 = query_db(demo, "SELECT lesson_id FROM sightings SEMI JOIN lessons USING (lesson_id) "  # findings below the
+                              "GROUP BY 1 HAVING min(night) = DATE '2026-11-28' ORDER BY 1")  # floor are no lesson
     code, out, _ = sql_cli(capsys, "--file", "new_and_regressed", "--param", "night=2026-11-28", "--db", str(demo),
                            "--format", "json")
     assert code == 0 and first_28 and sorted((r["status"], r["lesson_id"]) for r in json.loads(out)) == [

@@ -109,7 +109,8 @@ def test_forget_and_redetect_weave_with_the_resolve_after_the_runs_used(tmp_path
         assert main(["run", str(REPO / "data"), "--db", db, "--out", out, "--no-prefect", "-q", "--night", night,
                      "--resolve-after", "1"]) == 0
     statuses = "SELECT status, count(*) FROM lessons GROUP BY 1"
-    assert dict(query_db(tmp_path / "lw.duckdb", statuses)) == {"resolved": 49}
+    total = query_db(tmp_path / "lw.duckdb", "SELECT count(*) FROM lessons")[0][0]
+    assert total > 1 and dict(query_db(tmp_path / "lw.duckdb", statuses)) == {"resolved": total}
     some = query_db(tmp_path / "lw.duckdb", "SELECT min(trace_id) FROM detections")[0][0]
     assert main(["forget", "--db", db, "--trace", some]) == 0
     assert set(dict(query_db(tmp_path / "lw.duckdb", statuses))) == {"resolved"}

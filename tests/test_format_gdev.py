@@ -132,8 +132,7 @@ def test_detections(con):
     silent = evidence["failed_evaluation", "eval_gdpr_01"]
     assert silent["severity"] == "critical"
     assert "harness-policy-gdpr-007: expected route human_review, actual route auto_execute" in silent["evidence"]
-    assert evidence["retry", "req_retry_01"]["evidence"].startswith(
-        "tool create_ticket_and_reply failed and was called again: ticketing_timeout")
+    assert evidence["retry", "req_retry_01"]["evidence"].startswith("create_ticket_and_reply: ticketing_timeout")
     gate = sorted(r["evidence"].split(":")[0] for r in rows(
         con, "SELECT evidence FROM detections WHERE detector = 'incomplete_trace'"))
     # the write and tenant rules both point at the action: five rules, four events

@@ -89,7 +89,7 @@ def test_export_document_maps_spans_in_time_order():
     assert detections(con) == {
         ("human_correction", trace_id, "b2/events/0", "high"),
         ("failed_evaluation", trace_id, "e5/events/0", "critical"),  # the run claimed success
-        ("tool_fallback", trace_id, "c3", "medium"),
+        ("tool_fallback", trace_id, "c3/status", "medium"),
     }
 
 
@@ -194,7 +194,7 @@ def test_a_trace_split_across_two_files_is_one_trace(tmp_path):
     assert detections(con) == {
         ("human_correction", PR_REVIEW, "b2/events/0", "high"),
         ("failed_evaluation", PR_REVIEW, "e5/events/0", "critical"),
-        ("tool_fallback", PR_REVIEW, "c3", "medium"),
+        ("tool_fallback", PR_REVIEW, "c3/status", "medium"),
     }
 
 

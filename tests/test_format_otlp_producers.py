@@ -98,7 +98,8 @@ def test_vercel_ai_spans_are_model_calls_tool_calls_and_results():
     assert [(e["type"], e["status"]) for e in failing] == [
         ("model_call", "error"), ("workflow_step", "error"), ("error", "error"), ("error", "error")]
     assert of_type(failing, "final_answer") == []
-    assert ("tool_fallback", VERCEL_AGENT, "f40bfe99efb57256") in detections(con)
+    # the fallback finding points at where the failure shows: the exception on the failed tool's span
+    assert ("tool_fallback", VERCEL_AGENT, "f40bfe99efb57256/events/0") in detections(con)
 
 
 # --- pydantic-ai and logfire ---------------------------------------------------------------------------
@@ -232,9 +233,9 @@ def test_openai_agents_via_openinference_handoff_tools_and_guardrail():
     assert [(e["type"], e["raw_type"], e["content"]) for e in guarded][-2:] == [
         ("workflow_step", "guardrail", "no_secrets"),
         ("error", "status:2", "Guardrail tripwire triggered: {'guardrail': 'no_secrets'}")]
-    assert detections(con) == {
-        ("tool_fallback", OI_HANDOFF, "67cffc20baa4ad95"),
-        ("unrecovered_error", OI_GUARDED, "89881546d5a255e2/status")}
+    # `flaky` failed beside get_weather, called with it in one turn: no fallback (that needs the other tool
+    # called after the failure, in its place)
+    assert detections(con) == {("unrecovered_error", OI_GUARDED, "89881546d5a255e2/status")}
 
 
 LF_HANDOFF = "01a2346b1b7200bc4d3461e9384f803d"
@@ -265,7 +266,7 @@ def test_openai_agents_via_logfire_function_spans_handoff_and_tripped_guardrail(
     assert [(e["type"], e["status"], e["success"], e["content"]) for e in guarded if e["raw_type"] == "guardrail"] == [
         ("workflow_step", "triggered", False, "Guardrail 'no_secrets' triggered=True")]
     assert guarded[-1]["content"] == "Guardrail tripwire triggered"
-    assert ("tool_fallback", LF_HANDOFF, "68439676f7f0fd2e") in detections(con)
+    assert not any(d[0] == "tool_fallback" and d[1] == LF_HANDOFF for d in detections(con))  # called side by side
 
 
 # --- OpenLLMetry / Traceloop ---------------------------------------------------------------------------

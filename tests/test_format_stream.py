@@ -22,7 +22,7 @@ from lessonweaver.discover import discover
 FIXTURES = REPO / "tests" / "fixtures" / "formats" / "stream"
 SAMPLES = SHARED / "samples" / "stream"
 CANONICAL = "type, tool_name, status, success, content, ts, extra"
-SHEET_RETRIED = "tool open_sheet failed and was called again"
+SHEET_RETRIED = "open_sheet"
 
 
 @pytest.fixture(scope="module")
@@ -160,7 +160,7 @@ def test_detections(con):
     assert [(d["detector"], d["trace_id"], d["event_id"], d["evidence"]) for d in found] == [
         ("unrecovered_error", "fx-dag-fail", "g-09", "error: Task execution failed. | step before: Post to ledger"),
         ("retry", "fx-doc-retry", "d-06", f"{SHEET_RETRIED}: sheet is locked by another editor"),
-        ("retry", "fx-unanswered", "u-02", "tool read_notes failed and was called again"),
+        ("retry", "fx-unanswered", "u-02", "read_notes: failed, with no message"),
         ("retry", "fx-wire-retry", "w-06", f"{SHEET_RETRIED}: sheet is locked by another editor"),
     ]
 
@@ -239,7 +239,7 @@ def test_sample_tool_failure_is_a_retry(shapes, shape):
     found = rows(shapes[shape], "SELECT detector, trace_id, event_id, evidence FROM detections "
                                 "WHERE detector = 'retry'")
     assert found == [{"detector": "retry", "trace_id": WORKFORCE, "event_id": f"{WORKFORCE[5:]}-ev012",
-                      "evidence": "tool read_file failed and was called again"}]
+                      "evidence": "read_file: failed, with no message"}]
 
 
 @needs_samples

@@ -201,10 +201,9 @@ def test_a_run_paused_waiting_for_the_user_and_resumed(con):
     assert answer["content"] == "Room 5B is booked for Thursday 14:00-16:00 (confirmation RB-5521)."
     assert '"type":"task_paused"' in found[paused]["metadata"]
     assert rows(con, "SELECT count(*) AS n FROM events WHERE type IN ('human_correction', 'retry')") == [{"n": 0}]
-    # Nothing went wrong in the run. Only the strict support policy speaks: the agent booked after the user
-    # chose a floor, without reading the booking back and waiting for a yes.
-    assert rows(con, "SELECT detector FROM known_detections WHERE trace_id = '4101'") == [
-        {"detector": "unconfirmed_action"}]
+    # Nothing went wrong in the run. The agent booked after the user chose a floor without reading the
+    # booking back, but no policy in the trace asks for a yes and the user did not object: no finding.
+    assert rows(con, "SELECT detector FROM known_detections WHERE trace_id = '4101'") == []
 
 
 def test_a_failed_run_reads_as_failed(con):

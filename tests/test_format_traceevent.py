@@ -155,7 +155,8 @@ def test_detections(con):
         ("critic_revision", "run-debate-revised", "dc-07"),
         ("environment_error", "nf-01", "nf-04"),  # the daily token quota ran out: not the agent's doing
     }
-    assert "fetch_invoice failed and was called again" in found["retry", "run-single-retry", "sa-06"]["evidence"]
+    assert found["retry", "run-single-retry", "sa-06"]["evidence"] == (
+        "fetch_invoice: Error executing tool: GatewayTimeout: billing service did not answer")
     assert found["handoff_loss", "run-peer-lost", "pp-06"]["evidence"].startswith("payment_overdue=true from get_customer")
     assert "fraud_review=true" in found["handoff_loss", "run-supervisor-lost", "sw-09"]["evidence"]
 
@@ -249,8 +250,8 @@ def test_real_agent_arena_runs():
     # the only failed tool called again: get_customer_profile timing out, in one baseline run
     retries = found("retry")
     assert [d["trace_id"] for d in retries] == ["06ca02ba-01bc-43bf-b08c-e28f2f3c7e1d"]
-    assert retries[0]["evidence"].startswith(
-        "tool get_customer_profile failed and was called again, and never succeeded: Error executing tool")
+    assert retries[0]["evidence"].startswith("get_customer_profile: Error executing tool")
+    assert retries[0]["severity"] == "high"  # and it never succeeded
     assert len(found("critic_revision")) == 3
     losses = found("handoff_loss")
     assert [d["trace_id"] for d in losses] == ["507bc9f1-7787-4151-9cbf-bbc5038ab5ba",  # CRM worker's summary

@@ -66,7 +66,7 @@ def test_flow_end_to_end(prefect_server, inputs: Path, tmp_path: Path):
     assert query_db(db, "SELECT file, line, reason FROM rejects") == [
         (str(inputs / "night1.jsonl"), 13, "invalid JSON (unexpected end of input)")]
     report = (out / "lessons.md").read_text(encoding="utf-8")
-    assert "5 occurrences in 5 traces" in report and "tag:contains\\_pii" in report
+    assert "5 times in 5 sessions" in report and "tag:contains_pii" in report
     jsonl = [json.loads(line) for line in (out / "lessons.jsonl").read_text().splitlines()]
     assert [(j["detector"], j["occurrences"]) for j in jsonl] == [("human_correction", 5), ("human_correction", 1)]
 

@@ -223,8 +223,8 @@ def test_tenants_become_salted_hashes_and_reports_can_be_per_tenant(prefect_serv
                            {"id": "e2", "type": "human_correction", "content": correction}]}
 
     folder = write_traces(tmp_path / "in", "t.jsonl", [
-        traced("a1", "acme-corp-7731", "Quote the contract number."),
-        traced("b1", "globex-4410", "Quote the contract number."),
+        traced("acme-t1", "acme-corp-7731", "Quote the contract number to Northwind."),
+        traced("globex-t1", "globex-4410", "Quote the contract number to Umbrella."),
     ]).parent
     db, out = tmp_path / "lw.duckdb", tmp_path / "reports"
     run = nightly(paths=[str(folder)], db=str(db), out=str(out))
@@ -232,17 +232,24 @@ def test_tenants_become_salted_hashes_and_reports_can_be_per_tenant(prefect_serv
     con = duckdb.connect(str(db), read_only=True)
     salt = con.execute("SELECT value FROM settings WHERE key = 'tenant_salt'").fetchone()[0]
     tenants = dict(con.execute("SELECT trace_id, tenant FROM traces").fetchall())
-    lessons = con.execute("SELECT tenant, occurrences FROM lessons ORDER BY tenant").fetchall()
+    lessons = con.execute("SELECT tenant, tenants, occurrences FROM lessons").fetchall()
+    per_tenant = con.execute("SELECT tenant, occurrences, example_trace_ids, evidence FROM lesson_tenants "
+                             "ORDER BY tenant").fetchall()
     con.close()
-    assert tenants == {"a1": tenant_hash(salt, "acme-corp-7731"), "b1": tenant_hash(salt, "globex-4410")}
-    # the same problem in two tenants is two lessons, each with its own tenant's evidence
-    assert sorted(lessons) == sorted([(tenants["a1"], 1), (tenants["b1"], 1)])
+    assert tenants == {"acme-t1": tenant_hash(salt, "acme-corp-7731"), "globex-t1": tenant_hash(salt, "globex-4410")}
+    # the same cause in two tenants is one lesson; each tenant sees it with its own findings only
+    assert lessons == [(None, 2, 2)]
+    assert per_tenant == sorted([(tenants["acme-t1"], 1, ["acme-t1"], "Quote the contract number to Northwind."),
+                                 (tenants["globex-t1"], 1, ["globex-t1"], "Quote the contract number to Umbrella.")])
     for f in [*out.iterdir(), *tmp_path.glob("lw.duckdb*")]:
         assert b"acme-corp-7731" not in f.read_bytes() and b"globex-4410" not in f.read_bytes(), f.name
     only = tmp_path / "acme"
     nightly(paths=[str(folder)], db=str(db), out=str(only), tenant="acme-corp-7731")
     jsonl = [json.loads(line) for line in (only / "lessons.jsonl").read_text().splitlines()]
-    assert [j["tenant"] for j in jsonl] == [tenants["a1"]]
+    assert [(j["tenant"], j["occurrences"], j["example_trace_ids"]) for j in jsonl] == [(tenants["acme-t1"], 1, ["acme-t1"])]
+    for f in only.iterdir():  # nothing of the other tenant reaches this tenant's reports
+        assert b"Umbrella" not in f.read_bytes() and b"globex-t1" not in f.read_bytes(), f.name
+    assert b"Northwind" in (only / "lessons.md").read_bytes()
 
 
 def test_tags_and_tenant_keys_spelt_with_escapes_in_event_metadata_still_count(tmp_path: Path):

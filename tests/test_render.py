@@ -13,10 +13,19 @@ def test_md_inline_neutralises_links_images_html_and_newlines():
     text = "![x](http://a/b.png) [click](http://evil) <script>alert(1)</script>\n# heading | cell `code`"
     out = md_inline(text)
     assert "\n" not in out
-    for raw in ("![", "](", "<script>", "`code`"):
+    for raw in ("![", "<script>", "http"):
         assert raw not in out
-    assert re.search(r"(?<!\\)[|<>`\[\]]", out) is None  # every special character is escaped
-    assert out.startswith("\\!\\[x\\]\\(hxxp://a/b.png\\)")
+    assert re.search(r"(?<!\\)[|\[]", out) is None  # no link, image or table syntax is left
+    assert out.startswith("!\\[x](hxxp://a/b.png)") and "&lt;script>" in out and out.endswith("`code`")
+
+
+def test_md_inline_escapes_only_what_markdown_reads():
+    """Code spans stay code, words keep their underscores and paths their brackets; emphasis is escaped."""
+    assert md_inline("When `apply_patch` fails with 'Failed to find expected lines in <PATH>:'") == (
+        "When `apply_patch` fails with 'Failed to find expected lines in &lt;PATH>:'")
+    assert md_inline("run_tests failed (exit code 2) in {a, b}") == "run_tests failed (exit code 2) in {a, b}"
+    assert md_inline("*bold* _it_ a | b ~~gone~~ C:\\dir\\x") == "\\*bold\\* \\_it\\_ a \\| b \\~\\~gone\\~\\~ C:\\dir\\x"
+    assert md_inline("an odd ` backtick") == "an odd \\` backtick"
 
 
 def test_user_template_folder_overrides_and_adds(tmp_path: Path):

@@ -1,5 +1,5 @@
 """A report people read is a page: the HTML and Markdown reports show the lessons of highest priority
-(render.REPORT_LESSONS), say how many there are in all and where to find them; lessons.jsonl holds every
+(--report-lessons, 25 unless a run says otherwise), say how many there are in all and where to find them; lessons.jsonl holds every
 one. And the scrub that masks URLs, paths, hosts and tokens in report text gives what it gave before its
 cheap guards."""
 
@@ -18,12 +18,12 @@ from lessonweaver.pipeline import run_local
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("size")
-    run_local(Settings(paths=(str(REPO / "data"),), db=str(folder / "lw.duckdb"), out=str(folder / "out")))
+    run_local(Settings(paths=(str(REPO / "data"),), db=str(folder / "lw.duckdb"), out=str(folder / "out"),
+                       report_lessons=5))
     return folder / "lw.duckdb"
 
 
-def test_the_page_shows_the_top_lessons_and_jsonl_holds_them_all(demo: Path, tmp_path: Path, monkeypatch):
-    monkeypatch.setattr(render, "REPORT_LESSONS", 5)
+def test_the_page_shows_the_top_lessons_and_jsonl_holds_them_all(demo: Path, tmp_path: Path):
     con = store.connect(str(demo), read_only=True)
     try:
         cursor = con.execute("SELECT * FROM runs")
@@ -54,7 +54,8 @@ def test_the_page_holds_the_timelines_of_each_lessons_first_example_before_any_s
         cursor = con.execute("SELECT * FROM runs")
         run = dict(zip([c[0] for c in cursor.description], cursor.fetchall()[0]))
         examples = [r[0] for r in con.execute("SELECT example_trace_ids FROM lessons WHERE review <> 'rejected' ORDER BY "
-                                              "priority DESC, occurrences DESC, last_seen DESC, lesson_id").fetchall()]
+                                              "priority DESC, occurrences DESC, last_seen DESC, lesson_id "
+                                              "LIMIT 5").fetchall()]  # the lessons the page shows
         render.render(con, run, str(tmp_path))
     finally:
         con.close()

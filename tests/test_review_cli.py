@@ -21,7 +21,7 @@ def listed(out: str) -> list[str]:
 
 
 @pytest.mark.parametrize("filters, where", [
-    (["--detector", "retry"], "detector = 'retry'"),
+    (["--detector", "retry"], "list_contains(detectors, 'retry')"),  # every lesson the detector found
     (["--source", "support-bot", "--severity", "critical"], "source = 'support-bot' AND severity = 'critical'"),
     (["--status", "new"], "status = 'new'"),
     (["--status", "resolved"], "status = 'resolved'"),
@@ -41,8 +41,8 @@ def test_a_limited_listing_says_how_many_there_are(demo_db: Path, capsys):
     code, out, _ = cli(capsys, "review", "--db", str(demo_db), "--limit", "2")
     assert code == 0 and len(listed(out)) == 2
     assert out.splitlines()[-1].startswith(f"(2 of {pending} pending lessons;")
-    code, out, _ = cli(capsys, "review", "--db", str(demo_db), "--detector", "escalation")
-    assert code == 0 and out.splitlines()[-1].startswith("(1 pending lesson with detector escalation;")
+    code, out, _ = cli(capsys, "review", "--db", str(demo_db), "--detector", "unverified_claim")
+    assert code == 0 and out.splitlines()[-1].startswith("(1 pending lesson with detector unverified_claim;")
 
 
 @pytest.mark.parametrize("value", ["-1", "0", "x"])
@@ -95,14 +95,18 @@ def test_show_prints_a_lesson_in_full_with_its_nights(demo_db: Path, tmp_path: P
     code, out, err = cli(capsys, "review", "show", refund[:7], "--db", str(db))
     assert (code, err) == (0, "")
     lines = out.splitlines()
-    assert lines[0] == f"{refund}  An evaluation failed: {REFUND}"
+    # the title names the cause, from the evidence; the task is context
+    assert lines[0] == f"{refund}  An evaluation failed: Policy check failed for ticket 5120: the reply promised a…"
     fields = {line[:12].strip(): line[12:] for line in lines[1:] if line[:12].strip()}
     assert fields["status"].startswith("recurring · failed_evaluation · severity critical · agent, certain · priority ")
     assert fields["review"].startswith("rejected (") and fields["note"] == "policy team owns it"
-    assert fields["seen"] == f"6 occurrences in 6 traces · source support-bot · task {REFUND}"
+    assert fields["seen"] == "6 times in 6 sessions · source support-bot"
     assert fields["nights"] == f"first {DEMO_NIGHT}, last 2026-11-30 (2 nights)"
+    assert fields["rule"].startswith("Check the answer against this evaluation before finishing:")
     assert fields["problem"] == "An evaluation failed while the run reported success (a silent failure)."
+    assert fields["worked"] == "no fix seen yet"
     assert fields["evidence"].startswith("Policy check failed for ticket 5120")
+    assert fields["context"] == f"task {REFUND}"
     assert fields["examples"] == "sup-0001, sup-0002, sup-0003, sup-0004, sup-0005"
     assert lines[-2:] == [f"sightings   {DEMO_NIGHT}  5 occurrences in 5 traces",
                           "            2026-11-30  1 occurrence in 1 trace"]

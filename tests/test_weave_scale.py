@@ -62,7 +62,7 @@ def test_weave_of_many_variants_stays_within_the_default_memory_limit(tmp_path: 
     settings = Settings()
     con = store.connect(str(db), threads=settings.threads, memory_limit=database_memory_limit(settings))
     try:
-        new, total = lessons.weave(con, "r0", dt.date(2026, 12, 1))
+        new, total, _ = lessons.weave(con, "r0", dt.date(2026, 12, 1))
         variants, blocks = con.execute(
             "SELECT count(DISTINCT d.variant_id), count(DISTINCT (d.detector, t.source, t.task, t.tenant)) "
             "FROM detections d JOIN traces t USING (trace_id)").fetchone()

@@ -27,7 +27,7 @@ FROM staged_traces ANTI JOIN not_new USING (trace_id, batch);
 INSERT INTO detections BY NAME
 SELECT d.detector, d.trace_id, d.event_id, d.seq, d.severity, d.evidence, d.problem, d.lesson,
        d.lesson_id AS variant_id, coalesce(v.lesson_id, d.lesson_id) AS lesson_id,
-       d.category, d.confidence, d.lesson_key,
+       d.category, d.confidence, d.signature, d.family, d.tool, d.recovery, d.recovery_kind, d.wasted_steps, d.title,
        $run_id AS run_id, now()::TIMESTAMP AS detected_at
 FROM staged_detections d ANTI JOIN not_new USING (trace_id, batch)
 LEFT JOIN lesson_variants v ON v.variant_id = d.lesson_id;

@@ -18,7 +18,8 @@ WHERE list_contains($detectors, detector) AND trace_id IN (SELECT trace_id FROM 
 INSERT INTO detections BY NAME
 SELECT r.detector, r.trace_id, r.event_id, r.seq, r.severity, r.evidence, r.problem, r.lesson,
        r.lesson_id AS variant_id, coalesce(v.lesson_id, r.lesson_id) AS lesson_id,
-       r.category, r.confidence, r.lesson_key, t.run_id, t.loaded_at AS detected_at
+       r.category, r.confidence, r.signature, r.family, r.tool, r.recovery, r.recovery_kind, r.wasted_steps, r.title,
+       t.run_id, t.loaded_at AS detected_at
 FROM redetected r JOIN traces t USING (trace_id)
 LEFT JOIN lesson_variants v ON v.variant_id = r.lesson_id
 WHERE list_contains($detectors, r.detector) AND r.trace_id IN (SELECT trace_id FROM seen_traces);

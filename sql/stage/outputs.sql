@@ -29,7 +29,7 @@ COPY (SELECT trace_id, seq, event_id, type, raw_type, content, status, success, 
 TO $events (FORMAT parquet);
 
 COPY (SELECT detector, trace_id, event_id, seq, severity, evidence, problem, lesson, lesson_id,
-             category, confidence, lesson_key
+             category, confidence, signature, family, tool, recovery, recovery_kind, wasted_steps, title
       FROM detections)
 TO $detections (FORMAT parquet);
 

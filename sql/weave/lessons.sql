@@ -1,80 +1,94 @@
--- Weave, last: rebuild `lessons` from every detection: one row per lesson, with its lifecycle
--- status (new, regressed, recurring, open, resolved: see lessons.py) and its priority. Ends with
--- (lessons new in this run and not rejected, lessons in all).
+-- Weave, last: rebuild `lessons` from every detection: one row per cause that clears the noise floor, with
+-- its lifecycle status (new, regressed, recurring, open, resolved: see lessons.py), what worked, how far
+-- it reaches and its priority; and `lesson_tenants`, each lesson as each tenant sees it. Ends with
+-- (lessons new in this run and not rejected, lessons in all, findings below the floor).
 -- Parameters: $night (DATE): the night the statuses are as of (the run's night, or a newer one an
 --   earlier run counted for); $resolve_after (INTEGER): nights without a sighting before a lesson is
 --   resolved; $severities (VARCHAR[]): the severities, lowest first; $title_chars (INTEGER): how long
 --   a title may be.
--- Leaves the temp table previous_lessons (the lessons before the rebuild).
+-- Leaves the temp tables previous_lessons (the lessons before the rebuild), woven and causes.
 CREATE OR REPLACE TEMP TABLE previous_lessons AS SELECT lesson_id FROM lessons;
 
 DELETE FROM lessons;
+DELETE FROM lesson_tenants;
 
-INSERT INTO lessons BY NAME
-WITH d AS NOT MATERIALIZED (
-    SELECT d.*, t.source, t.task, t.tenant, coalesce(list_position($severities, d.severity) - 1, 2) AS sev_rank
-    FROM detections d JOIN traces t USING (trace_id)
-    WHERE d.lesson_id IS NOT NULL
-),
--- What the earliest detection of a lesson says comes from one arg_min of a struct, and what needs
--- distinct values (traces, variants) is counted apart, over those columns alone: one aggregate with an
--- arg_min per text and sets per lesson took 1.7 times as long, spilling, at a million detections.
-grouped AS MATERIALIZED (
-    SELECT d.lesson_id,
-           any_value(d.detector) AS detector,
-           arg_max(d.severity, d.sev_rank) AS severity,
-           any_value(d.source) AS source,
-           any_value(d.tenant) AS tenant,
-           any_value(d.lesson_key) AS lesson_key,
-           any_value(k.title) AS detector_title,
-           mode(coalesce(d.category, k.category, 'agent')) AS category,
-           CASE WHEN bool_or(coalesce(d.confidence, 'certain') = 'certain') THEN 'certain'
-                ELSE 'likely' END AS confidence,
-           arg_min({'task': d.task, 'problem': coalesce(d.problem, d.evidence), 'lesson': d.lesson,
-                    'evidence': d.evidence},
-                   (d.detected_at, d.trace_id, d.seq)) AS earliest,
+-- Every finding with what the lesson is built from. The representative finding of a cause (its texts,
+-- detector, source and tool) is the earliest one that says what worked, else the earliest: `pick` orders
+-- them, to the last tie.
+CREATE OR REPLACE TEMP TABLE woven AS
+SELECT d.*, t.source, t.task, t.tenant, lw_project(t.metadata, t.source) AS project,
+       coalesce(list_position($severities, d.severity) - 1, 2) AS sev_rank,
+       -- a person stepped in, and said something: a bare interruption alone says nothing to learn from
+       ((d.detector = 'human_correction' OR coalesce(d.family, '') = 'human_correction') AND d.recovery_kind IS NOT NULL)
+           OR d.recovery_kind = 'correction' AS human,
+       {'unrecovered': CASE WHEN d.recovery_kind IN ('changed', 'other', 'again', 'correction') THEN 0 ELSE 1 END,
+        'at': d.detected_at, 'trace': d.trace_id, 'seq': d.seq, 'detector': d.detector} AS pick
+FROM detections d JOIN traces t USING (trace_id)
+WHERE d.lesson_id IS NOT NULL;
+
+CREATE OR REPLACE TEMP TABLE causes AS
+WITH grouped AS (
+    SELECT w.lesson_id,
+           any_value(coalesce(w.family, w.detector)) AS family,
+           arg_min(w.detector, w.pick) AS detector,  -- the representative finding's
+           list_sort(list_distinct(list(w.detector))) AS detectors,
+           arg_max(w.severity, w.sev_rank) AS severity,
+           arg_min(w.source, w.pick) AS source,
+           CASE WHEN count(DISTINCT w.tenant) = 1 THEN any_value(w.tenant) END AS tenant,
+           count(DISTINCT w.tenant) AS tenants,
+           count(DISTINCT w.source) AS sources,
+           list_sort(list_distinct(list(w.project) FILTER (WHERE w.project IS NOT NULL))) AS projects,
+           arg_min(w.tool, w.pick) FILTER (WHERE w.tool IS NOT NULL) AS tool,
+           arg_min(k.title, w.pick) AS detector_title,
+           arg_min(coalesce(w.category, k.category, 'agent'), w.pick) AS category,
+           CASE WHEN bool_or(coalesce(w.confidence, 'certain') = 'certain') THEN 'certain' ELSE 'likely' END AS confidence,
+           bool_or(w.human) AS human,
+           bool_or(NOT coalesce(k.floor, true)) AS unfloored,
+           arg_min({'task': w.task, 'problem': coalesce(w.problem, w.evidence), 'lesson': w.lesson,
+                    'evidence': w.evidence, 'recovery': w.recovery, 'recovery_kind': w.recovery_kind,
+                    'signature': w.signature, 'tool': w.tool, 'title': w.title}, w.pick) AS rep,
            count(*) AS occurrences,
-           min(d.detected_at) AS first_seen,
-           max(d.detected_at) AS last_seen
-    FROM d LEFT JOIN detectors k ON k.detector = d.detector
-    GROUP BY d.lesson_id
+           coalesce(sum(w.wasted_steps), 0) AS wasted_steps,
+           min(w.detected_at) AS first_seen,
+           max(w.detected_at) AS last_seen
+    FROM woven w LEFT JOIN detectors k ON k.detector = w.detector
+    GROUP BY w.lesson_id
 ),
--- arg_min skips a NULL value: where the earliest detection lacks one of those texts, each is taken
--- from the earliest detection that has it, as if taken one by one. These lessons are few.
+-- arg_min of a struct takes every text from one finding: where the representative lacks one, it comes
+-- from the first finding (in the same order) that has it. These lessons are few.
 filled AS (
-    SELECT d.lesson_id,
-           arg_min(d.task, (d.detected_at, d.trace_id, d.seq)) AS task,
-           arg_min(coalesce(d.problem, d.evidence), (d.detected_at, d.trace_id, d.seq)) AS problem,
-           arg_min(d.lesson, (d.detected_at, d.trace_id, d.seq)) AS lesson,
-           arg_min(d.evidence, (d.detected_at, d.trace_id, d.seq)) AS evidence
-    FROM d SEMI JOIN (SELECT lesson_id FROM grouped
-                      WHERE earliest.task IS NULL OR earliest.problem IS NULL OR earliest.lesson IS NULL
-                         OR earliest.evidence IS NULL) USING (lesson_id)
-    GROUP BY d.lesson_id
+    SELECT w.lesson_id,
+           arg_min(w.task, w.pick) AS task, arg_min(coalesce(w.problem, w.evidence), w.pick) AS problem,
+           arg_min(w.lesson, w.pick) AS lesson, arg_min(w.evidence, w.pick) AS evidence
+    FROM woven w SEMI JOIN (SELECT lesson_id FROM grouped
+                           WHERE rep.task IS NULL OR rep.problem IS NULL OR rep.lesson IS NULL OR rep.evidence IS NULL) USING (lesson_id)
+    GROUP BY w.lesson_id
 ),
 traces_of AS (
     SELECT lesson_id, count(*) AS trace_count, min(trace_id, 5) AS example_trace_ids  -- five examples
-    FROM (SELECT DISTINCT lesson_id, trace_id FROM d)
+    FROM (SELECT DISTINCT lesson_id, trace_id FROM woven)
     GROUP BY lesson_id
 ),
 variants_of AS (
     SELECT lesson_id, count(*) AS variants
-    FROM (SELECT DISTINCT lesson_id, variant_id FROM d WHERE variant_id IS NOT NULL)
+    FROM (SELECT DISTINCT lesson_id, variant_id FROM woven WHERE variant_id IS NOT NULL)
     GROUP BY lesson_id
-),
-whole AS (
-    SELECT g.lesson_id, g.detector, g.severity, g.source, coalesce(f.task, g.earliest.task) AS task, g.tenant,
-           lw_clip(coalesce(g.detector_title, g.detector) || ': '
-                   || coalesce(g.lesson_key, f.task, g.earliest.task, '(no task)'), $title_chars) AS title,  -- weave/titles.sql tells alike ones apart
-           g.category, g.confidence,
-           coalesce(f.problem, g.earliest.problem) AS problem, coalesce(f.lesson, g.earliest.lesson) AS proposed_lesson,
-           coalesce(f.evidence, g.earliest.evidence) AS evidence,
-           t.example_trace_ids, g.occurrences, t.trace_count, coalesce(v.variants, 0) AS variants,
-           g.first_seen, g.last_seen
-    FROM grouped g JOIN traces_of t USING (lesson_id) LEFT JOIN variants_of v USING (lesson_id)
-    LEFT JOIN filled f USING (lesson_id)
-),
-nights AS (
+)
+SELECT g.* REPLACE ({'task': coalesce(g.rep.task, f.task), 'problem': coalesce(g.rep.problem, f.problem),
+                     'lesson': coalesce(g.rep.lesson, f.lesson), 'evidence': coalesce(g.rep.evidence, f.evidence),
+                     'recovery': g.rep.recovery, 'recovery_kind': g.rep.recovery_kind, 'signature': g.rep.signature,
+                     'tool': g.rep.tool, 'title': g.rep.title} AS rep),
+       t.trace_count, t.example_trace_ids, coalesce(v.variants, 0) AS variants,
+       -- the noise floor: one finding in one trace, no person involved, little cost, not critical and not
+       -- of a detector whose findings are always lessons (`floor: none`) is a finding, not a lesson (it
+       -- stays in detections)
+       NOT (g.occurrences = 1 AND t.trace_count = 1 AND NOT g.human AND g.wasted_steps <= 3
+            AND g.severity <> 'critical' AND NOT g.unfloored) AS listed
+FROM grouped g JOIN traces_of t USING (lesson_id) LEFT JOIN variants_of v USING (lesson_id)
+LEFT JOIN filled f USING (lesson_id);
+
+INSERT INTO lessons BY NAME
+WITH nights AS (
     SELECT lesson_id, min(night) AS first_night, max(night) AS last_night,
            count(DISTINCT night) AS nights_seen,
            max(night) FILTER (WHERE night < $night) AS previous_night
@@ -82,7 +96,17 @@ nights AS (
     GROUP BY lesson_id
 ),
 lifecycle AS (
-    SELECT g.*, n.first_night, n.last_night, n.nights_seen,
+    SELECT c.lesson_id, c.family, c.detector, c.detectors, c.severity, c.source, c.rep.task AS task, c.tenant,
+           c.tenants, c.sources, c.projects, c.tool, c.category, c.confidence, c.human,
+           -- a title from structured parts: the detector's title and what the finding says, short
+           lw_clip(coalesce(c.rep.title, coalesce(c.detector_title, c.detector) || ': ' || lw_first_line(c.rep.evidence, $title_chars)),
+                   $title_chars) AS title,
+           c.rep.problem AS problem, c.rep.lesson AS proposed_lesson, c.rep.evidence AS evidence,
+           c.rep.signature AS signature, c.rep.recovery AS recovery, c.rep.recovery_kind AS recovery_kind,
+           c.example_trace_ids, c.occurrences, c.trace_count, c.variants, c.wasted_steps,
+           lw_frequency(c.occurrences, c.trace_count, len(c.projects)) AS frequency,
+           c.first_seen, c.last_seen,
+           n.first_night, n.last_night, n.nights_seen,
            CASE
              WHEN n.last_night = $night AND n.first_night = $night THEN 'new'
              WHEN n.last_night = $night AND $night - n.previous_night - 1 >= $resolve_after THEN 'regressed'
@@ -91,25 +115,52 @@ lifecycle AS (
              ELSE 'open'  -- not seen tonight: never "recurring"
            END AS status,
            coalesce(r.decision, 'pending') AS review,
-           coalesce(r.text, g.proposed_lesson) AS lesson,
+           coalesce(r.text, c.rep.lesson) AS lesson,
            $night - coalesce(n.last_night, $night) AS nights_since
-    FROM whole g LEFT JOIN nights n USING (lesson_id) LEFT JOIN reviews r USING (lesson_id)
+    FROM causes c LEFT JOIN nights n USING (lesson_id) LEFT JOIN reviews r USING (lesson_id)
+    WHERE c.listed
 )
--- Priority: severity, category and confidence weights times how often and in how many traces, halved
--- for every 7 nights the lesson has not been seen. A critical problem outranks many low ones; an
--- agent's or a policy's mistake is a lesson for the agent, an environment problem (an expired key, a
--- provider outage) one for operators, ranked below; an inferred finding ranks below one read from a record.
+-- Priority: what the cause cost. Severity, category and confidence weights, times its reach (traces
+-- above all, then occurrences, calls wasted before something worked, projects and nights seen), times
+-- 3 when a person had to step in across sessions (1.5 in one): the corrections users most want written
+-- down. Halved for every 7 nights it has not been seen. An environment problem (an expired key, a
+-- provider outage) is a lesson for operators, ranked below; an inferred finding below a recorded one.
 SELECT * EXCLUDE (nights_since),
        round((CASE severity WHEN 'info' THEN 0.5 WHEN 'low' THEN 1 WHEN 'medium' THEN 2 WHEN 'high' THEN 3
                             WHEN 'critical' THEN 5 ELSE 1 END)
              * (CASE category WHEN 'agent' THEN 1.0 WHEN 'policy' THEN 1.0 WHEN 'producer_flag' THEN 0.9
                               WHEN 'environment' THEN 0.5 ELSE 1 END)
              * (CASE confidence WHEN 'certain' THEN 1.0 WHEN 'likely' THEN 0.6 ELSE 1 END)
-             * (ln(1 + occurrences) + ln(1 + trace_count))
+             * (2 * ln(1 + trace_count) + ln(1 + occurrences) + 0.5 * ln(1 + wasted_steps)
+                + ln(greatest(len(projects), 1)) + 0.5 * ln(greatest(coalesce(nights_seen, 1), 1)))
+             * (CASE WHEN human AND trace_count >= 2 THEN 3 WHEN human THEN 1.5 ELSE 1 END)
              * pow(0.5, nights_since / 7.0), 3) AS priority
 FROM lifecycle;
 
+-- Each lesson as each tenant sees it: that tenant's findings only (traces without a tenant have none).
+INSERT INTO lesson_tenants BY NAME
+WITH mine AS (
+    SELECT w.lesson_id, w.tenant,
+           arg_min({'problem': coalesce(w.problem, w.evidence), 'lesson': w.lesson, 'evidence': w.evidence,
+                    'recovery': w.recovery, 'title': w.title}, w.pick) AS rep,
+           count(*) AS occurrences, count(DISTINCT w.trace_id) AS trace_count,
+           list_sort(list_distinct(list(w.trace_id)))[1:5] AS example_trace_ids,
+           count(DISTINCT w.project) AS projects,
+           min(w.detected_at) AS first_seen, max(w.detected_at) AS last_seen
+    FROM woven w SEMI JOIN lessons l USING (lesson_id)
+    WHERE w.tenant IS NOT NULL
+    GROUP BY w.lesson_id, w.tenant
+)
+SELECT m.lesson_id, m.tenant,
+       lw_clip(coalesce(m.rep.title, coalesce(k.title, l.detector) || ': ' || lw_first_line(m.rep.evidence, $title_chars)),
+               $title_chars) AS title,
+       m.rep.problem AS problem, m.rep.lesson AS proposed_lesson, m.rep.evidence AS evidence, m.rep.recovery AS recovery,
+       m.example_trace_ids, m.occurrences, m.trace_count, lw_frequency(m.occurrences, m.trace_count, m.projects) AS frequency,
+       m.first_seen, m.last_seen
+FROM mine m JOIN lessons l USING (lesson_id) LEFT JOIN detectors k ON k.detector = l.detector;
+
 SELECT count(*) FILTER (WHERE status = 'new' AND review <> 'rejected'
                          AND lesson_id NOT IN (SELECT lesson_id FROM previous_lessons)),
-       count(*)
+       count(*),
+       (SELECT count(*) FROM woven SEMI JOIN causes c ON c.lesson_id = woven.lesson_id AND NOT c.listed)
 FROM lessons;

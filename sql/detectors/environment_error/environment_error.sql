@@ -64,6 +64,7 @@ SELECT c.trace_id, c.event_id, c.seq,
          ELSE 'check the connection to ' || c.provider || ' and its status, and retry with backoff ("'
               || lw_clip(c.message, 120) || '").'
        END AS lesson,
-       c.kind || ' | ' || c.provider AS lesson_key
+       c.kind || ' | ' || c.provider AS signature, c.provider AS tool,
+       'The environment failed the agent: ' || replace(c.kind, '_', ' ') || ' at ' || c.provider AS title
 FROM classified c
 WHERE c.kind IS NOT NULL

@@ -9,8 +9,13 @@
 --   one"; a "no" that goes on to say what is wrong, answering a statement of the agent (not its question);
 --   or the user repeating an earlier request nearly word for word. A user declining an offer ("No,
 --   thanks"), changing their mind ("Actually, I'd rather...") or adding something is no correction.
+--   Also (likely, medium) a user turn reporting that what the agent did does not work: a pasted error or
+--   traceback, "it still fails", "it exits immediately", "you broke something".
 --   A correction needs a person: text an agent framework writes in the user's place (an observation, a
 --   format error, a timeout or step-limit notice, a continue prompt: lw_harness_text) is none.
+--   The cause is what the correction names (its words: lw_key_words), whatever the task; an interruption
+--   without words is about the tool the agent was running. What to do instead is the correction itself.
+-- family: human_correction
 -- lesson: Apply this reviewer correction up front: {evidence}
 WITH turns AS (
     SELECT trace_id, event_id, seq, type, content,
@@ -34,38 +39,124 @@ repeated AS (
       AND len(list_intersect(list_distinct(lw_words(s.content)), list_distinct(lw_words(e.content))))
           >= 0.8 * len(list_distinct(list_concat(lw_words(s.content), lw_words(e.content))))
     GROUP BY ALL
+),
+found AS (
+    SELECT e.trace_id, e.event_id, e.seq,
+           coalesce(nullif(trim(e.content), ''), 'correction recorded without text') AS evidence,
+           'A human had to correct the agent.' AS problem,
+           NULL AS severity, NULL AS confidence,
+           -- a bare interruption says nothing but that the agent had to be stopped
+           regexp_matches(ltrim(coalesce(e.content, '')), '^(\[Request interrupted|The user doesn''t want to proceed with this tool use|User chose to stay in plan mode)')
+               OR trim(coalesce(e.content, '')) = '' AS wordless, false AS outcome
+    FROM events e
+    WHERE e.type = 'human_correction'
+
+    UNION ALL
+
+    SELECT t.trace_id, NULL, NULL,
+           'outcome corrected_by_human; last agent output: '
+               || coalesce((SELECT arg_max(e.content, e.seq) FROM events e
+                            WHERE e.trace_id = t.trace_id AND e.content IS NOT NULL
+                              AND e.type IN ('final_answer', 'assistant_message')), '(none)'),
+           'The run ended corrected by a human, but the correction itself was not recorded.', NULL, NULL, false, true
+    FROM traces t
+    WHERE lower(trim(t.outcome)) IN ('corrected_by_human', 'human_corrected', 'corrected')
+      AND NOT EXISTS (SELECT 1 FROM events e WHERE e.trace_id = t.trace_id AND e.type = 'human_correction')
+
+    UNION ALL
+
+    SELECT s.trace_id, s.event_id, s.seq, s.content,
+           CASE WHEN r.seq IS NOT NULL THEN 'The user had to repeat a request.'
+                WHEN lw_reports_failure(s.said) AND NOT lw_objection(s.said)
+                     THEN 'The user reported that what the agent did does not work.'
+                ELSE 'The user corrected what the agent had just done or said.' END,
+           'medium', 'likely', false, false
+    FROM said s LEFT JOIN repeated r USING (trace_id, seq)
+    WHERE NOT EXISTS (SELECT 1 FROM events c WHERE c.trace_id = s.trace_id AND c.type = 'human_correction'
+                                               AND c.seq BETWEEN s.seq - 2 AND s.seq + 2)
+      AND (r.seq IS NOT NULL
+           OR lw_objection(s.said)
+           OR lw_reports_failure(s.said)
+           -- a "no" that says what is wrong, answering a statement of the agent
+           OR (regexp_matches(s.said, '^\W*(no|nope|wrong|incorrect|stop|not quite)\b[,.!]?\s+\w+')
+               AND NOT regexp_matches(s.said, '^\W*no,?\s*(thanks|thank you|that''?s (all|it|fine)|need|worries|problem)\b')
+               AND NOT contains(s.agent_before, '?')))
+),
+-- corrections of one thing come in a row: the human turns (facts.turn) of a trace's findings; a finding at
+-- the turn after the one before continues its episode, one finding an episode, at its first turn
+turned AS (
+    SELECT f.*, x.turn,
+           CASE WHEN x.turn - lag(x.turn) OVER (PARTITION BY f.trace_id ORDER BY f.seq) <= 1 THEN 0 ELSE 1 END AS starts
+    FROM found f LEFT JOIN facts x ON x.trace_id = f.trace_id AND x.seq = f.seq
+    WHERE f.seq IS NOT NULL
+),
+episodes AS (
+    SELECT trace_id, episode,
+           arg_min({'event_id': event_id, 'seq': seq, 'evidence': evidence, 'problem': problem, 'severity': severity,
+                    'confidence': confidence, 'wordless': wordless, 'outcome': outcome}, seq) AS first,
+           max(seq) AS last_seq, max(turn) AS last_turn, count(*) AS times
+    FROM (SELECT *, sum(starts) OVER (PARTITION BY trace_id ORDER BY seq) AS episode FROM turned)
+    GROUP BY trace_id, episode
+    UNION ALL
+    SELECT trace_id, NULL, {'event_id': event_id, 'seq': seq, 'evidence': evidence, 'problem': problem,
+                            'severity': severity, 'confidence': confidence, 'wordless': wordless, 'outcome': outcome},
+           NULL, NULL, 1
+    FROM found WHERE seq IS NULL
+),
+-- what worked after an episode: the person saying so within six turns ("OK, this worked: ..."), else the
+-- agent's first call after it that did not fail and did more than look (lw_reads), else such a call
+-- after its first correction
+said_worked AS (
+    SELECT e.trace_id, e.last_seq, arg_min(m.content, u.seq) AS text
+    FROM episodes e JOIN facts u ON u.trace_id = e.trace_id AND u.seq > e.last_seq AND u.turn <= e.last_turn + 6
+                                AND u.type = 'user_message' AND u.actor = 'human'
+    JOIN events m ON m.trace_id = u.trace_id AND m.seq = u.seq
+    WHERE regexp_matches(lower(coalesce(m.content, '')), '\b(this|that|it|which) (worked|works|did it|did the trick|fixed it)\b|\bworks now\b')
+    GROUP BY e.trace_id, e.last_seq
+),
+agent_worked AS (
+    SELECT e.trace_id, e.last_seq,
+           coalesce(arg_min(c.command, c.seq) FILTER (WHERE c.seq > e.last_seq), arg_min(c.command, c.seq)) AS text
+    FROM episodes e JOIN facts c ON c.trace_id = e.trace_id AND c.seq > e.first.seq AND c.type = 'tool_call'
+                                AND c.actor = 'agent' AND NOT c.failed AND NOT lw_reads(c.tool_key, c.command)
+    GROUP BY e.trace_id, e.last_seq
+),
+-- what the agent was doing when it was corrected: its last call before
+context AS (
+    SELECT e.trace_id, e.first.seq AS seq, c.tool_key
+    FROM episodes e ASOF LEFT JOIN (SELECT trace_id, seq, tool_key FROM facts WHERE type = 'tool_call' AND actor = 'agent') c
+         ON c.trace_id = e.trace_id AND e.first.seq > c.seq
+    WHERE e.first.seq IS NOT NULL
 )
-SELECT e.trace_id, e.event_id, e.seq,
-       coalesce(nullif(trim(e.content), ''), 'correction recorded without text') AS evidence,
-       'A human had to correct the agent.' AS problem,
-       NULL AS severity, NULL AS confidence
-FROM events e
-WHERE e.type = 'human_correction'
-
-UNION ALL
-
-SELECT t.trace_id, NULL, NULL,
-       'outcome corrected_by_human; last agent output: '
-           || coalesce((SELECT arg_max(e.content, e.seq) FROM events e
-                        WHERE e.trace_id = t.trace_id AND e.content IS NOT NULL
-                          AND e.type IN ('final_answer', 'assistant_message')), '(none)'),
-       'The run ended corrected by a human, but the correction itself was not recorded.', NULL, NULL
-FROM traces t
-WHERE lower(trim(t.outcome)) IN ('corrected_by_human', 'human_corrected', 'corrected')
-  AND NOT EXISTS (SELECT 1 FROM events e WHERE e.trace_id = t.trace_id AND e.type = 'human_correction')
-
-UNION ALL
-
-SELECT s.trace_id, s.event_id, s.seq, lw_clip(s.content, 300),
-       CASE WHEN r.seq IS NOT NULL THEN 'The user had to repeat a request.'
-            ELSE 'The user corrected what the agent had just done or said.' END,
-       'medium', 'likely'
-FROM said s LEFT JOIN repeated r USING (trace_id, seq)
-WHERE NOT EXISTS (SELECT 1 FROM events c WHERE c.trace_id = s.trace_id AND c.type = 'human_correction'
-                                           AND c.seq BETWEEN s.seq - 2 AND s.seq + 2)
-  AND (r.seq IS NOT NULL
-       OR lw_objection(s.said)
-       -- a "no" that says what is wrong, answering a statement of the agent
-       OR (regexp_matches(s.said, '^\W*(no|nope|wrong|incorrect|stop|not quite)\b[,.!]?\s+\w+')
-           AND NOT regexp_matches(s.said, '^\W*no,?\s*(thanks|thank you|that''?s (all|it|fine)|need|worries|problem)\b')
-           AND NOT contains(s.agent_before, '?')))
+SELECT e.trace_id, e.first.event_id AS event_id, e.first.seq AS seq, lw_quote(e.first.evidence, 300) AS evidence,
+       e.first.problem || CASE WHEN e.times > 1 THEN ' The user had to step in ' || e.times || ' times in a row.' ELSE '' END AS problem,
+       e.first.severity AS severity, e.first.confidence AS confidence,
+       CASE WHEN e.first.wordless THEN 'interrupted while running ' || coalesce(c.tool_key, 'a step')
+            WHEN e.first.outcome THEN 'corrected by a human, correction not recorded'
+            ELSE coalesce(nullif(lw_key_words(e.first.evidence, 12), ''), lw_mask(e.first.evidence)) END AS signature,
+       c.tool_key AS tool,
+       -- a bare interruption says nothing of what to do instead: no recovery, and no person's words
+       CASE WHEN NOT e.first.wordless THEN
+           coalesce('the user said: "' || lw_quote(s.text, 200) || '"', '`' || nullif(lw_call_brief(a.text), '') || '`',
+                    CASE WHEN NOT e.first.outcome THEN 'the user''s own words: "' || lw_quote(e.first.evidence, 240) || '"' END)
+       END AS recovery,
+       CASE WHEN e.first.wordless THEN NULL
+            WHEN s.text IS NOT NULL THEN 'correction' WHEN nullif(lw_call_brief(a.text), '') IS NOT NULL THEN 'other'
+            WHEN NOT e.first.outcome THEN 'correction' END AS recovery_kind,
+       CASE WHEN e.first.wordless THEN 'The user stopped the agent while it ran `' || coalesce(c.tool_key, 'a step') || '`'
+            WHEN e.first.outcome THEN 'A human corrected the run; the correction was not recorded'
+            ELSE 'The user had to say: "' || lw_clip(lw_quote(e.first.evidence, 300), 56) || '"' END AS title,
+       CASE WHEN e.first.wordless
+            THEN 'The user had to stop the agent while it ran `' || coalesce(c.tool_key, 'a step') || '`: check with the user before running it'
+            WHEN e.first.outcome
+            THEN 'A human corrected this run but the correction was not recorded: record what they changed, so the next run can learn it ('
+                 || lw_clip(e.first.evidence, 200) || ').'
+            ELSE 'Apply up front what the user had to tell the agent' || coalesce(' (it was running `' || c.tool_key || '`)', '')
+                 || ': "' || lw_quote(e.first.evidence, 240) || '"' END
+           || CASE WHEN e.first.wordless THEN '.'
+                   WHEN s.text IS NOT NULL THEN ' What worked, as the user said: "' || lw_quote(s.text, 200) || '"'
+                   WHEN nullif(lw_call_brief(a.text), '') IS NOT NULL THEN ' What worked after: `' || lw_call_brief(a.text) || '`.'
+                   ELSE '' END AS lesson
+FROM episodes e LEFT JOIN context c ON c.trace_id = e.trace_id AND c.seq = e.first.seq
+LEFT JOIN said_worked s ON s.trace_id = e.trace_id AND s.last_seq = e.last_seq
+LEFT JOIN agent_worked a ON a.trace_id = e.trace_id AND a.last_seq = e.last_seq

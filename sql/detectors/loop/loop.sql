@@ -1,45 +1,49 @@
 -- id: loop
 -- title: The agent went round in a loop
 -- severity: medium
--- description: The same tool called three or more times with identical arguments, or the same failing
---   call repeated unchanged (identical arguments, failed again): the agent is not learning from what the
---   tool told it. Calls with different arguments (one reservation, then another) are no loop; neither is
---   one retry of a call that then succeeded.
+-- family: tool_failure
+-- description: The same call made three or more times unchanged (the same tool, or shell command, with
+--   the same arguments), or the same failing call repeated unchanged (failed again): the agent is not
+--   learning from what the tool told it. Calls with different arguments (one reservation, then another)
+--   are no loop; neither is one retry of a call that then succeeded. A failing call repeated is the same
+--   cause as its retry (family tool_failure), with what worked after it.
 -- lesson: Stop repeating a call that gives the same answer; change the arguments or the approach: {evidence}
 WITH calls AS (
-    SELECT trace_id, event_id, seq, tool_name, status, success,
-           coalesce(lw_call_args(metadata, extra, content), '') AS args
-    FROM events WHERE type = 'tool_call' AND tool_name IS NOT NULL
+    SELECT *, md5(coalesce(command, '')) AS same
+    FROM facts WHERE type = 'tool_call' AND actor = 'agent' AND tool_name IS NOT NULL
 ),
-hashed AS (SELECT *, md5(args) AS same FROM calls),
--- Calls made at least twice with the same arguments: usually few, so only their tools' calls are
--- ordered below (a window over every call costs more than the rest of the query).
+-- calls made at least twice unchanged: usually few, so only they are grouped further
 repeats AS (
-    SELECT trace_id, tool_name, same FROM hashed GROUP BY ALL HAVING count(*) >= 2
-),
-again AS (
-    SELECT * FROM (
-        SELECT c.*, lead(c.seq) OVER (PARTITION BY c.trace_id, c.tool_name ORDER BY c.seq) AS next_call
-        FROM hashed c SEMI JOIN (SELECT DISTINCT trace_id, tool_name FROM repeats) r USING (trace_id, tool_name)
-    ) SEMI JOIN repeats USING (trace_id, tool_name, same)
-),
-outcomes AS (
-    SELECT c.*, lw_failed(c.status, c.success) OR EXISTS (
-               SELECT 1 FROM events r
-               WHERE r.trace_id = c.trace_id AND r.tool_name = c.tool_name AND r.type IN ('tool_result', 'error')
-                 AND r.seq > c.seq AND r.seq < coalesce(c.next_call, 2147483647) AND lw_failed(r.status, r.success)) AS failed
-    FROM again c
+    SELECT trace_id, tool_key, same FROM calls GROUP BY ALL HAVING count(*) >= 2
 ),
 repeated AS (
-    SELECT trace_id, tool_name, same, any_value(args) AS args, count(*) AS n,
-           count(*) FILTER (WHERE failed) AS failures, arg_min(event_id, seq) AS first_event, min(seq) AS first_seq
-    FROM outcomes GROUP BY trace_id, tool_name, same
+    SELECT c.trace_id, c.tool_key, c.same, any_value(c.command) AS command, count(*) AS n,
+           count(*) FILTER (WHERE c.failed AND NOT c.environment) AS failures,
+           arg_min(coalesce(c.result_event_id, c.event_id), c.seq) AS event_id,
+           arg_min(coalesce(c.result_seq, c.seq), c.seq) AS seq,
+           arg_min(c.error, c.seq) FILTER (WHERE c.failed AND NOT c.environment) AS error,
+           arg_min(c.error_sig, c.seq) FILTER (WHERE c.failed AND NOT c.environment) AS error_sig,
+           -- what worked after the last time it failed
+           arg_max({'kind': c.recovery_kind, 'text': c.recovery, 'wasted': c.wasted_steps, 'between': c.between,
+                    'changed': c.changed_files}, c.seq)
+               FILTER (WHERE c.failed AND NOT c.environment) AS last
+    FROM calls c SEMI JOIN repeats USING (trace_id, tool_key, same)
+    GROUP BY c.trace_id, c.tool_key, c.same
 )
-SELECT trace_id, first_event AS event_id, first_seq AS seq,
-       CASE WHEN failures >= 2 THEN tool_name || ' failed ' || failures || ' times with the same arguments'
-            ELSE tool_name || ' called ' || n || ' times with the same arguments' END
-           || ': ' || lw_clip(args, 160) AS evidence,
+SELECT trace_id, event_id, seq,
+       CASE WHEN failures >= 2 THEN tool_key || ' failed ' || failures || ' times unchanged: ' || lw_clip(coalesce(error, '(no message)'), 160)
+            ELSE tool_key || ' called ' || n || ' times with the same arguments: ' || lw_clip(command, 160) END AS evidence,
        CASE WHEN failures >= 2 THEN 'The agent repeated a failing call without changing it.'
-            ELSE 'The agent called the same tool with the same arguments again and again.' END AS problem
+            ELSE 'The agent called the same tool with the same arguments again and again.' END AS problem,
+       CASE WHEN failures >= 2
+            THEN 'Do not run `' || lw_first_line(command, 120) || '` again unchanged. '
+                 || lw_failure_rule(tool_key, error, lw_what_worked(last.kind, last.text, command, last.between, last.changed))
+            ELSE 'Stop repeating `' || lw_first_line(command, 120) || '`: it gives the same answer; change the arguments or the approach.' END AS lesson,
+       CASE WHEN failures >= 2 THEN tool_key || ': ' || coalesce(error_sig, 'failed') ELSE tool_key || ': the same call repeated' END AS signature,
+       tool_key AS tool,
+       CASE WHEN failures >= 2 THEN lw_what_worked(last.kind, last.text, command, last.between, last.changed) END AS recovery,
+       CASE WHEN failures >= 2 THEN last.kind END AS recovery_kind,
+       CASE WHEN failures >= 2 THEN last.wasted END AS wasted_steps,
+       CASE WHEN failures >= 2 THEN lw_failure_title(tool_key, error) ELSE '`' || tool_key || '` called again and again unchanged' END AS title
 FROM repeated
 WHERE n >= 3 OR failures >= 2

@@ -1,6 +1,7 @@
 -- id: outcome_label
 -- title: The producer labelled what went wrong
 -- severity: medium
+-- category: producer_flag
 -- description: Each entry of a trace's top-level outcome_labels list (label, severity, notes; a plain
 --   string is a label), and a recurring_pattern value in its metadata.
 -- lesson: Avoid this known pattern: {evidence}

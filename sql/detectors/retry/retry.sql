@@ -1,14 +1,41 @@
 -- id: retry
 -- title: The agent had to retry
 -- severity: medium
--- description: A retry event after an error or a failed step; also the same tool called again after its
---   failed result with no retry event in between (an implicit retry); a tool failing and called again and
---   again before it succeeds is one finding ("(3 times)"). Retries that end without a success
---   (the retried step failed again and nothing of it succeeded later) are an unrecovered error, severity
---   high, and say so: the run went on, or ended, without it. A failure of the model provider (its API
---   overloaded, a usage limit) and the runtime's own retries of it are environment_error's, not this.
+-- family: tool_failure
+-- description: A call of the agent's that failed, and the same tool (for a shell, the same program:
+--   `pytest`, `git push`) called again: one finding per trace, tool and failure for the calls that
+--   failed in a row before one worked ("(3 times)"), with what worked then (other arguments, the same
+--   call once the cause was fixed, another tool, the user's words) and the calls it cost. When nothing
+--   worked, the retries were exhausted: severity high. Also a retry event after an error or a failed
+--   step. A failure of the model provider (its API overloaded, a usage limit) and the runtime's own
+--   retries of it are environment_error's, not this.
 -- lesson: Prevent this failure instead of retrying it: {evidence}
-WITH failures AS (
+WITH agent_calls AS (
+    SELECT * FROM facts WHERE type = 'tool_call' AND actor = 'agent'
+),
+-- a tool's episodes: its calls since it last worked; the failures of one episode, retried, are one finding
+episodes AS (
+    SELECT *,
+           count(*) FILTER (WHERE NOT failed) OVER (PARTITION BY trace_id, tool_key ORDER BY seq) AS episode,
+           lead(seq) OVER (PARTITION BY trace_id, tool_key ORDER BY seq) AS again_seq
+    FROM agent_calls
+),
+implicit AS (
+    SELECT trace_id, tool_key, episode,
+           -- the finding points at the first failure's result, where it shows
+           arg_min(coalesce(result_event_id, event_id), seq) AS event_id, arg_min(coalesce(result_seq, seq), seq) AS seq,
+           count(*) AS times,
+           arg_min(error, seq) AS error, arg_min(error_sig, seq) AS error_sig,
+           arg_min({'kind': recovery_kind, 'text': recovery, 'wasted': wasted_steps, 'between': between,
+                    'command': command, 'changed': changed_files}, seq) AS first
+    FROM episodes
+    WHERE failed AND NOT environment AND again_seq IS NOT NULL
+      -- an explicit retry event in between is the other branch's
+      AND NOT EXISTS (SELECT 1 FROM events x WHERE x.trace_id = episodes.trace_id AND x.type = 'retry'
+                                                AND x.seq > episodes.seq AND x.seq < episodes.again_seq)
+    GROUP BY trace_id, tool_key, episode
+),
+failures AS (
     SELECT trace_id, seq, event_id, type, tool_name, content
     FROM events
     WHERE (type = 'error' OR lw_failed(status, success))
@@ -18,64 +45,39 @@ explicit AS (
     SELECT r.trace_id, r.event_id, r.seq,
            arg_max(coalesce(f.tool_name || ' failed', f.type) || ': '
                    || coalesce(nullif(trim(f.content), ''), '(no message)'), f.seq) AS failure,
-           any_value(r.content) AS retry_text
+           arg_max(f.tool_name, f.seq) AS tool,
+           arg_max(lw_error_line(f.content), f.seq) AS error,
+           any_value(r.content) AS retry_text,
+           -- exhausted: the step failed again after the retry, and nothing at all succeeded later
+           EXISTS (SELECT 1 FROM failures x WHERE x.trace_id = r.trace_id AND x.seq > r.seq)
+               AND NOT EXISTS (SELECT 1 FROM events s WHERE s.trace_id = r.trace_id AND s.seq > r.seq
+                                                      AND lw_succeeded(s.status, s.success)) AS exhausted
     FROM events r JOIN failures f ON f.trace_id = r.trace_id AND f.seq < r.seq
     WHERE r.type = 'retry'
     GROUP BY r.trace_id, r.event_id, r.seq
-),
--- A tool's episodes: its events since its last success. Failures of one episode retried again and again
--- are one finding, at the first failure.
-episodes AS (
-    SELECT trace_id, seq, tool_name,
-           count(*) FILTER (WHERE lw_succeeded(status, success)) OVER (PARTITION BY trace_id, tool_name ORDER BY seq) AS episode
-    FROM events WHERE tool_name IS NOT NULL AND trace_id IN (SELECT trace_id FROM failures WHERE tool_name IS NOT NULL)
-),
-retried AS (
-    -- the next call of the failed tool; a failed call and its failed result retried once count once
-    SELECT f.trace_id, f.event_id, f.seq, f.tool_name, f.content, min(c.seq) AS again_seq
-    FROM failures f
-    JOIN events c ON c.trace_id = f.trace_id AND c.seq > f.seq AND c.tool_name = f.tool_name
-                 AND c.type = 'tool_call'
-    WHERE f.tool_name IS NOT NULL
-    GROUP BY f.trace_id, f.event_id, f.seq, f.tool_name, f.content
-    QUALIFY row_number() OVER (PARTITION BY f.trace_id, f.tool_name, min(c.seq) ORDER BY f.seq DESC) = 1
-),
-implicit AS (
-    SELECT r.trace_id, r.tool_name, arg_min(r.event_id, r.seq) AS event_id, min(r.seq) AS seq,
-           arg_min(r.content, r.seq) AS content, max(r.again_seq) AS again_seq, count(*) AS times
-    FROM retried r JOIN episodes e USING (trace_id, seq, tool_name)
-    WHERE NOT EXISTS (SELECT 1 FROM events x WHERE x.trace_id = r.trace_id AND x.type = 'retry'
-                                               AND x.seq > r.seq AND x.seq < r.again_seq)
-    GROUP BY r.trace_id, r.tool_name, e.episode
-),
--- Exhausted: after the retry the step failed again, and nothing of it (the tool, or anything at all for
--- an explicit retry) succeeded later.
-found AS (
-    SELECT x.trace_id, x.event_id, x.seq, NULL AS what,
-           x.failure || ' -> retried' || coalesce(': ' || nullif(trim(x.retry_text), ''), '') AS detail,
-           EXISTS (SELECT 1 FROM failures f WHERE f.trace_id = x.trace_id AND f.seq > x.seq)
-               AND NOT EXISTS (SELECT 1 FROM events s WHERE s.trace_id = x.trace_id AND s.seq > x.seq
-                                                      AND lw_succeeded(s.status, s.success)) AS exhausted,
-           NULL AS tool_name
-    FROM explicit x
-    UNION ALL
-    SELECT i.trace_id, i.event_id, i.seq,
-           'tool ' || i.tool_name || ' failed and was called again' || CASE WHEN i.times > 1 THEN ' (' || i.times || ' times)' ELSE '' END,
-           nullif(trim(i.content), i.tool_name),
-           EXISTS (SELECT 1 FROM failures f WHERE f.trace_id = i.trace_id AND f.tool_name = i.tool_name AND f.seq >= i.again_seq)
-               AND NOT EXISTS (SELECT 1 FROM events s WHERE s.trace_id = i.trace_id AND s.seq >= i.again_seq
-                                                      AND s.tool_name = i.tool_name AND lw_succeeded(s.status, s.success)),
-           i.tool_name
-    FROM implicit i
 )
 SELECT trace_id, event_id, seq,
-       CASE WHEN what IS NULL THEN CASE WHEN exhausted THEN 'retried and never succeeded: ' ELSE '' END || detail
-            ELSE what || CASE WHEN exhausted THEN ', and never succeeded' ELSE '' END || coalesce(': ' || detail, '')
-       END AS evidence,
-       CASE WHEN exhausted THEN 'high' END AS severity,
+       tool_key || ': ' || lw_clip(coalesce(error, 'failed, with no message'), 200) AS evidence,
+       CASE WHEN first.kind IN ('changed', 'again', 'other') THEN NULL ELSE 'high' END AS severity,
+       CASE WHEN first.kind IN ('changed', 'again', 'other')
+            THEN '`' || tool_key || '` failed and was run again' || CASE WHEN times > 1 THEN ' (' || times || ' times)' ELSE '' END || '.'
+            ELSE '`' || tool_key || '` kept failing and the agent never got it to work.' END AS problem,
+       lw_failure_rule(tool_key, error, lw_what_worked(first.kind, first.text, first.command, first.between, first.changed)) AS lesson,
+       tool_key || ': ' || coalesce(error_sig, 'failed') AS signature, tool_key AS tool,
+       lw_what_worked(first.kind, first.text, first.command, first.between, first.changed) AS recovery,
+       first.kind AS recovery_kind, first.wasted AS wasted_steps,
+       lw_failure_title(tool_key, error) AS title
+FROM implicit
+UNION ALL
+SELECT trace_id, event_id, seq,
+       lw_clip(coalesce(error, failure), 200),
+       CASE WHEN exhausted THEN 'high' END,
        CASE WHEN exhausted THEN 'The agent retried a failing step and it never succeeded: the run went on without it.'
-            WHEN tool_name IS NOT NULL THEN 'A tool call failed and the agent called the same tool again.'
-            ELSE 'A step failed and the agent had to retry it.' END AS problem,
-       CASE WHEN exhausted THEN 'When ' || coalesce(tool_name, 'a step') || ' keeps failing, stop retrying it: fall back, '
-                                || 'escalate or tell the user it could not be done (' || coalesce(what || ': ', '') || coalesce(detail, '') || ').' END AS lesson
-FROM found
+            ELSE 'A step failed and the agent had to retry it.' END,
+       CASE WHEN exhausted THEN 'When ' || coalesce('`' || tool || '`', 'a step') || ' keeps failing ("'
+                                || lw_clip(coalesce(error, failure), 160) || '"), stop retrying it: fall back, escalate '
+                                || 'or tell the user it could not be done.'
+            ELSE 'Prevent this failure instead of retrying it: ' || lw_clip(coalesce(error, failure), 200) END,
+       coalesce(tool, 'step') || ': ' || lw_mask(coalesce(error, failure)), tool,
+       NULL, NULL, NULL, lw_failure_title(tool, coalesce(error, failure))
+FROM explicit

@@ -1,30 +1,24 @@
 -- id: tool_fallback
 -- title: A tool failed and the agent fell back to another
 -- severity: medium
--- description: A failed tool followed by a different tool that succeeds, the failed tool never being
---   called again: the first tool is unreliable for this task, or the fallback should have been the first
---   choice. Fixing something and re-running the failed tool is a retry, not a fallback.
-WITH tools AS (
-    SELECT trace_id, seq, event_id, tool_name, content, status, success,
-           lw_failed(status, success) AS failed, lw_succeeded(status, success) AS ok
-    FROM events
-    WHERE tool_name IS NOT NULL AND type IN ('tool_call', 'tool_result')
-),
-next_other AS (
-    SELECT f.trace_id, f.event_id, f.seq, f.tool_name AS failed_tool, f.content,
-           arg_min(o.tool_name, o.seq) AS fallback_tool, arg_min(o.ok, o.seq) AS fallback_ok
-    FROM tools f JOIN tools o ON o.trace_id = f.trace_id AND o.seq > f.seq AND o.tool_name <> f.tool_name
-    WHERE f.failed
-    GROUP BY f.trace_id, f.event_id, f.seq, f.tool_name, f.content
+-- family: tool_failure
+-- description: A failed call of the agent's followed, before the user spoke again, by another tool (or
+--   shell program) that worked, the failed one never being called again: the first tool is unreliable
+--   for this task, or the fallback should have been the first choice. Fixing something and re-running
+--   the failed tool is a retry, not a fallback. What worked is the fallback.
+WITH calls AS (
+    SELECT * FROM facts WHERE type = 'tool_call' AND actor = 'agent'
 )
-SELECT n.trace_id, n.event_id, n.seq,
-       failed_tool || ' failed' || coalesce(' (' || nullif(trim(content), failed_tool) || ')', '')
-           || ' and ' || fallback_tool || ' succeeded instead' AS evidence,
+SELECT f.trace_id, coalesce(f.result_event_id, f.event_id) AS event_id, coalesce(f.result_seq, f.seq) AS seq,
+       f.tool_key || ' failed' || coalesce(' (' || lw_clip(f.error, 160) || ')', '') || ' and '
+           || f.recovery_tool || ' worked instead' AS evidence,
        'A tool failed and the agent had to fall back to another one.' AS problem,
-       'For this task, expect ' || failed_tool || ' to fail; check it is available first, or use '
-           || fallback_tool || ' directly.' AS lesson
-FROM next_other n
-WHERE fallback_ok
-  AND NOT EXISTS (SELECT 1 FROM tools again WHERE again.trace_id = n.trace_id
-                     AND again.tool_name = n.failed_tool AND again.seq > n.seq)
-QUALIFY row_number() OVER (PARTITION BY trace_id, failed_tool, fallback_tool ORDER BY seq) = 1
+       lw_failure_rule(f.tool_key, f.error, lw_what_worked(f.recovery_kind, f.recovery, f.command, f.between, f.changed_files)) AS lesson,
+       f.tool_key || ': ' || coalesce(f.error_sig, 'failed') AS signature, f.tool_key AS tool,
+       lw_what_worked(f.recovery_kind, f.recovery, f.command, f.between, f.changed_files) AS recovery,
+       f.recovery_kind, f.wasted_steps, lw_failure_title(f.tool_key, f.error) AS title
+FROM calls f
+WHERE f.failed AND NOT f.environment AND f.recovery_kind = 'other'
+  AND NOT EXISTS (SELECT 1 FROM calls again WHERE again.trace_id = f.trace_id AND again.tool_key = f.tool_key
+                                              AND again.seq > f.seq)
+QUALIFY row_number() OVER (PARTITION BY f.trace_id, f.tool_key, f.recovery_tool ORDER BY f.seq) = 1

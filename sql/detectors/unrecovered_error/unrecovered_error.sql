@@ -1,6 +1,7 @@
 -- id: unrecovered_error
 -- title: An error the agent never recovered from
 -- severity: high
+-- family: tool_failure
 -- description: An error event with no later retry and no later successful step. The evidence names the
 --   error and the step that failed (or the workflow step just before it), which is what the agent was
 --   doing. One failure recorded on a step and again on the steps around it (an exception on a tool span,
@@ -63,5 +64,8 @@ SELECT er.trace_id, er.event_id, er.seq,
        coalesce('Before "' || lw_clip(coalesce(os.step, sb.named_step, sb.workflow_step, sb.other_step), 160) || '", ',
                 'Before continuing, ')
            || 'check for this failure ("' || lw_clip(er.message, 300)
-           || '") and retry, fall back or escalate instead of carrying on.' AS lesson
+           || '") and retry, fall back or escalate instead of carrying on.' AS lesson,
+           -- the cause: the tool (or step) and what it said, what varies masked
+           coalesce(regexp_replace(os.step, '^tool ', ''), 'step') || ': ' || lw_mask(lw_error_line(er.message)) AS signature,
+           regexp_replace(os.step, '^tool ', '') AS tool
 FROM innermost er LEFT JOIN step_before sb USING (trace_id, seq) LEFT JOIN own_step os USING (trace_id, seq)

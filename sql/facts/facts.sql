@@ -1,0 +1,171 @@
+-- Facts: what detectors and the weave would each derive again from the events, worked out once per
+-- batch (and once per redetect, over the stored events). One row per event; the columns after `actor`
+-- are set on tool calls (and say about the call and its result), `turn` on every event.
+--   actor         who acted (lw_actor: the adapter's word, else the type's)
+--   turn          human turns so far (a user message or correction by a person starts one)
+--   result_seq    a call's result: by id (parent_id, tool_call_id), else the next result of its tool, else
+--                 an error recorded on its span; result_event_id its id (where a finding about the call's
+--                 outcome points)
+--   command       what a call ran: a shell's command (lw_command), else its arguments
+--   tool_key      what a call is about, for grouping: the program a shell ran, else the tool (lw_tool_key)
+--   output        what came back: its result's text (or the error on its span, or its own text)
+--   failed        the call or its result failed, or an error was recorded on its span
+--   environment   the failure is the environment's (lw_environment_failure): no lesson for the agent
+--   error         the line of the output that says what went wrong (lw_error_line)
+--   error_sig     that line with what varies masked (lw_mask): the cause, across tasks and sessions
+--   recovery_seq  what worked after a failed call, in the same trace: the next call of the same tool_key
+--   recovery_kind   that did not fail ('changed': other arguments, 'again': the same), else another tool
+--   recovery      that did not fail before the person spoke again ('other'), else the person's next
+--                 words when they say something (a correction, or 3 words or more that name things, not
+--                 "continue": 'correction'), else the final answer when no person spoke again
+--                 ('final_answer'); `recovery` is its text,
+--                 `recovery_tool` the tool_key of a call that worked
+--   wasted_steps  the agent's calls between the failure and what worked (to the end when nothing did)
+--   between       the tools (tool_key) the agent used in between, at most three, in order: `rg, sed`;
+--                 changed_files the files it changed in between (lw_edited_files), at most three
+CREATE OR REPLACE TEMP TABLE facts AS
+WITH ev AS (
+    SELECT e.trace_id, e.seq, e.event_id, e.type, e.tool_name, e.content, e.parent_id, e.raw_type,
+           e.metadata->>'tool_call_id' AS call_ref, lw_actor(e.type, e.actor) AS actor,
+           -- a call the person refused did not fail: it is their correction (human_correction finds it)
+           lw_failed(e.status, e.success) AND lower(coalesce(e.status, '')) <> 'rejected' AS own_failed,
+           lower(coalesce(e.status, '')) = 'rejected' AS rejected,
+           count(*) FILTER (WHERE e.type IN ('user_message', 'human_correction')
+                              AND lw_actor(e.type, e.actor) = 'human') OVER (PARTITION BY e.trace_id ORDER BY e.seq) AS turn,
+           CASE WHEN e.type = 'tool_call' THEN lw_call_args(e.metadata, e.extra, e.content) END AS args,
+           e.actor AS given_actor
+    FROM events e
+),
+calls AS (
+    SELECT trace_id, seq, event_id, tool_name, call_ref, actor, own_failed, turn, content, raw_type, given_actor,
+           -- what it ran, as a person would write it: a shell's command, else the tool and its arguments
+           CASE WHEN lw_shell_tool(tool_name) THEN lw_command(args)
+                ELSE concat_ws(' ', tool_name, nullif(nullif(lw_command(args), tool_name), '{}')) END AS command
+    FROM ev WHERE type = 'tool_call'
+),
+results AS (
+    SELECT trace_id, seq, event_id, tool_name, parent_id, call_ref, content, own_failed, rejected FROM ev WHERE type = 'tool_result'
+),
+by_id AS (
+    SELECT r.trace_id, r.seq, c.seq AS call_seq
+    FROM results r JOIN calls c ON c.trace_id = r.trace_id
+                               AND (c.event_id = r.parent_id OR (r.call_ref IS NOT NULL AND c.call_ref = r.call_ref))
+    WHERE c.seq < r.seq
+    QUALIFY row_number() OVER (PARTITION BY r.trace_id, r.seq ORDER BY c.seq DESC) = 1
+),
+by_order AS (
+    SELECT r.trace_id, r.seq, c.seq AS call_seq
+    FROM (SELECT * FROM results ANTI JOIN by_id USING (trace_id, seq)) r
+    ASOF JOIN calls c ON c.trace_id = r.trace_id AND c.tool_name IS NOT DISTINCT FROM r.tool_name AND r.seq > c.seq
+),
+paired AS (
+    SELECT p.call_seq, r.* FROM (SELECT * FROM by_id UNION ALL SELECT * FROM by_order) p JOIN results r USING (trace_id, seq)
+    QUALIFY row_number() OVER (PARTITION BY r.trace_id, p.call_seq ORDER BY r.seq) = 1
+),
+-- an error recorded on a call's own span (OpenTelemetry: the exception event of a tool span)
+span_errors AS (
+    SELECT c.trace_id, c.seq AS call_seq, arg_min(x.content, x.seq) AS content, min(x.seq) AS seq,
+           arg_min(x.event_id, x.seq) AS event_id
+    FROM calls c JOIN ev x ON x.trace_id = c.trace_id AND x.parent_id = c.event_id AND x.type = 'error'
+    GROUP BY c.trace_id, c.seq
+),
+outcome AS (
+    SELECT c.*, coalesce(p.seq, s.seq) AS result_seq, coalesce(p.event_id, s.event_id) AS result_event_id,
+           coalesce(p.content, s.content, CASE WHEN c.own_failed THEN c.content END) AS output,
+           (c.own_failed OR coalesce(p.own_failed, false) OR s.content IS NOT NULL)
+               -- a search that found nothing exits 1 with no output: no failure
+               AND NOT (lw_tool_key(c.tool_name, c.command) IN ('rg', 'grep', 'egrep', 'fgrep', 'git grep', 'ag', 'ack')
+                        AND trim(coalesce(p.content, s.content, '')) = '') AS failed,
+           lw_tool_key(c.tool_name, c.command) AS tool_key
+    FROM calls c
+    LEFT JOIN paired p ON p.trace_id = c.trace_id AND p.call_seq = c.seq
+    LEFT JOIN span_errors s ON s.trace_id = c.trace_id AND s.call_seq = c.seq
+),
+judged AS (
+    SELECT o.*,
+           o.failed AND lw_environment_failure('tool_call', o.raw_type, o.tool_name, o.output, o.given_actor) AS environment,
+           -- a result that only repeats the tool's name, or the call itself, says nothing of what went wrong
+           CASE WHEN o.failed AND trim(coalesce(o.output, '')) NOT IN (o.tool_name, o.tool_key, trim(coalesce(o.content, '')))
+                THEN lw_error_line(o.output) END AS error
+    FROM outcome o
+),
+-- what came next, for every call: windows over the agent's calls, and over the trace's events
+agent_calls AS (
+    SELECT j.*,
+           first_value(CASE WHEN NOT j.failed THEN j.seq END IGNORE NULLS) OVER same_key AS next_ok_same,
+           first_value(CASE WHEN NOT j.failed THEN j.command END IGNORE NULLS) OVER same_key AS next_ok_same_command,
+           row_number() OVER (PARTITION BY j.trace_id ORDER BY j.seq) AS nth_call,
+           count(*) OVER (PARTITION BY j.trace_id) AS calls_in_trace
+    FROM judged j
+    WHERE j.actor = 'agent'
+    WINDOW same_key AS (PARTITION BY j.trace_id, j.tool_key ORDER BY j.seq ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING)
+),
+-- another tool's first success after a failure, in the same turn
+other_ok AS (
+    SELECT f.trace_id, f.seq, min(o.seq) AS other_seq, arg_min(o.command, o.seq) AS other_text,
+           arg_min(o.tool_key, o.seq) AS other_tool
+    FROM agent_calls f JOIN agent_calls o ON o.trace_id = f.trace_id AND o.turn = f.turn AND o.seq > f.seq
+                                         AND NOT o.failed AND o.tool_key IS DISTINCT FROM f.tool_key
+    WHERE f.failed AND NOT f.environment AND f.next_ok_same IS NULL
+    GROUP BY f.trace_id, f.seq
+),
+later AS (
+    SELECT trace_id, seq,
+           first_value(CASE WHEN type IN ('user_message', 'human_correction') AND actor = 'human' THEN seq END IGNORE NULLS) OVER ahead AS next_human,
+           first_value(CASE WHEN type IN ('user_message', 'human_correction') AND actor = 'human' THEN content END IGNORE NULLS) OVER ahead AS next_human_text,
+           first_value(CASE WHEN type IN ('user_message', 'human_correction') AND actor = 'human'
+                            THEN type = 'human_correction' OR len(string_split(lw_key_words(content, 3), ' ')) >= 3 END IGNORE NULLS) OVER ahead AS next_human_says,
+           first_value(CASE WHEN type = 'final_answer' THEN seq END IGNORE NULLS) OVER ahead AS next_final,
+           first_value(CASE WHEN type = 'final_answer' THEN content END IGNORE NULLS) OVER ahead AS next_final_text
+    FROM ev
+    WINDOW ahead AS (PARTITION BY trace_id ORDER BY seq ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING)
+),
+recovered AS (
+    SELECT a.trace_id, a.seq,
+           CASE WHEN NOT a.failed OR a.environment THEN NULL
+                WHEN a.next_ok_same IS NOT NULL THEN CASE WHEN a.next_ok_same_command IS DISTINCT FROM a.command THEN 'changed' ELSE 'again' END
+                WHEN o.other_seq IS NOT NULL THEN 'other'
+                WHEN l.next_human IS NOT NULL AND l.next_human_says THEN 'correction'
+                WHEN l.next_final IS NOT NULL AND l.next_human IS NULL THEN 'final_answer' END AS recovery_kind,
+           CASE WHEN NOT a.failed OR a.environment THEN NULL
+                WHEN a.next_ok_same IS NOT NULL THEN a.next_ok_same
+                WHEN o.other_seq IS NOT NULL THEN o.other_seq
+                WHEN l.next_human IS NOT NULL AND l.next_human_says THEN l.next_human
+                WHEN l.next_human IS NULL THEN l.next_final END AS recovery_seq,
+           CASE WHEN NOT a.failed OR a.environment THEN NULL
+                WHEN a.next_ok_same IS NOT NULL THEN a.next_ok_same_command
+                WHEN o.other_seq IS NOT NULL THEN o.other_text
+                WHEN l.next_human IS NOT NULL AND l.next_human_says THEN l.next_human_text
+                WHEN l.next_human IS NULL THEN l.next_final_text END AS recovery,
+           CASE WHEN NOT a.failed OR a.environment THEN NULL
+                WHEN a.next_ok_same IS NOT NULL THEN a.tool_key
+                WHEN o.other_seq IS NOT NULL THEN o.other_tool END AS recovery_tool
+    FROM agent_calls a LEFT JOIN other_ok o USING (trace_id, seq) LEFT JOIN later l USING (trace_id, seq)
+),
+-- what the agent did between a failure and what worked: the tools it used and the files it changed
+steps_between AS (
+    SELECT r.trace_id, r.seq, array_to_string(list_distinct(list(b.tool_key ORDER BY b.seq))[1:3], ', ') AS between,
+           array_to_string(list_distinct(flatten(list(lw_edited_files(b.command) ORDER BY b.seq)))[1:3], ', ') AS changed_files
+    FROM recovered r JOIN agent_calls b ON b.trace_id = r.trace_id AND b.seq > r.seq AND b.seq < r.recovery_seq
+    WHERE r.recovery_kind IN ('changed', 'again', 'other')
+    GROUP BY r.trace_id, r.seq
+),
+-- calls wasted: those after the failure and before what worked (the calls made before it, less this one's place)
+costed AS (
+    SELECT r.*,
+           CASE WHEN a.failed AND NOT a.environment THEN
+               CASE WHEN r.recovery_seq IS NULL THEN a.calls_in_trace ELSE coalesce(b.nth_call, 0) END - a.nth_call
+           END AS wasted_steps
+    FROM recovered r JOIN agent_calls a USING (trace_id, seq)
+    ASOF LEFT JOIN agent_calls b ON b.trace_id = r.trace_id AND r.recovery_seq > b.seq
+)
+SELECT e.trace_id, e.seq, e.event_id, e.type, e.tool_name, e.actor, e.turn,
+       j.result_seq, j.result_event_id, j.command, j.tool_key, j.output,
+       coalesce(j.failed, e.own_failed) AS failed, j.environment, j.error,
+       CASE WHEN j.error IS NOT NULL THEN lw_mask(j.error) END AS error_sig,
+       c.recovery_seq, c.recovery_kind, c.recovery, c.recovery_tool, c.wasted_steps, s.between,
+       nullif(s.changed_files, '') AS changed_files
+FROM ev e
+LEFT JOIN judged j ON j.trace_id = e.trace_id AND j.seq = e.seq AND e.type = 'tool_call'
+LEFT JOIN costed c ON c.trace_id = e.trace_id AND c.seq = e.seq
+LEFT JOIN steps_between s ON s.trace_id = e.trace_id AND s.seq = e.seq;
