@@ -39,6 +39,12 @@ def test_data_readme_gives_the_counts_of_a_run(demo_db):
     assert tuple(map(int, expected.groups())) == query_db(demo_db, """
         SELECT files_seen, records, records_loaded, records_quarantined, records_rejected, traces_loaded,
                events_loaded, unknown_event_types, detections, lessons_total FROM runs""")[0]
+    # the run's count of findings below the floor is the findings no lesson holds, and the README says it
+    below = re.search(r"below the noise floor \((\d+) of them here\)", text)
+    assert below and query_db(demo_db, """
+        SELECT findings_below_floor, (SELECT count(*) FROM detections
+                                      WHERE lesson_id NOT IN (SELECT lesson_id FROM lessons)) FROM runs""") \
+        == [(int(below.group(1)), int(below.group(1)))]
     table = text.split("## Detections to expect")[1].split("\n## ")[0]
     rows = re.findall(r"^\| (\w+) \| (\d+)[^|]*\| (\d+) \| (\d+) \| [^|]*?(\d+|none)(?: each)?(?: \([^)]*\))? \|$",
                       table, re.M)

@@ -19,8 +19,8 @@ CREATE OR REPLACE TEMP TABLE woven AS
 SELECT d.*, t.source, t.task, t.tenant, lw_project(t.metadata, t.source) AS project,
        coalesce(list_position($severities, d.severity) - 1, 2) AS sev_rank,
        -- a person stepped in, and said something: a bare interruption alone says nothing to learn from
-       ((d.detector = 'human_correction' OR coalesce(d.family, '') = 'human_correction') AND d.recovery_kind IS NOT NULL)
-           OR d.recovery_kind = 'correction' AS human,
+       coalesce(((d.detector = 'human_correction' OR d.family = 'human_correction') AND d.recovery_kind IS NOT NULL)
+                OR d.recovery_kind = 'correction', false) AS human,
        {'unrecovered': CASE WHEN d.recovery_kind IN ('changed', 'other', 'again', 'correction') THEN 0 ELSE 1 END,
         'at': d.detected_at, 'trace': d.trace_id, 'seq': d.seq, 'detector': d.detector} AS pick
 FROM detections d JOIN traces t USING (trace_id)
