@@ -355,12 +355,13 @@ CREATE OR REPLACE MACRO lw_stopwords() AS
      'been', 'because', 'while', 'until', 'each', 'both', 'few', 'still', 'well', 'way', 'thing', 'things',
      'going', 'sure', 'really', 'actually', 'already', 'seems', 'seem', 'maybe', 'perhaps', 'ok'];
 
--- The words a text names (its first n content words, no stop words or numbers), sorted: what a person's
--- correction is about, as a signature that another wording of it shares most of.
+-- The words a text names (its first n content words: no stop words, and no numbers, hashes or ids, the
+-- words with a digit), sorted: what a person's correction is about, as a signature that another wording
+-- of it shares most of.
 CREATE OR REPLACE MACRO lw_key_words(txt, n) AS
     array_to_string(list_sort(list_distinct(list_filter(
         list_filter(lw_words(txt), lambda w: length(w) >= 3 AND NOT list_contains(lw_stopwords(), w)
-                                             AND NOT regexp_matches(w, '^[0-9]+$')),
+                                             AND NOT regexp_matches(w, '[0-9]')),
         lambda w, i: i <= n))), ' ');
 
 -- Does a person's turn report that what the agent did does not work: a pasted error or traceback, or

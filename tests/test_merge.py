@@ -94,3 +94,14 @@ def test_run_merges_reworded_evidence_into_one_lesson(prefect_server, tmp_path):
     assert con.execute("SELECT lesson_id, variants, trace_count FROM lessons WHERE variants > 1").fetchall() == [
         (merged_id, 3, 4)]
     con.close()
+
+
+def test_a_correction_is_the_same_cause_whatever_ids_it_quotes(con):
+    """Two people paste the same CI failure with different run folders and commit hashes: the words that
+    make a correction's signature leave numbers, hashes and ids out, so both are one cause."""
+    one, two, other = (con.execute("SELECT lw_key_words(?, 12)", [t]).fetchone()[0] for t in (
+        "Run mkdocs build --strict /home/runner/work/_temp/ad16ad40-3d1e-9b05 failed at c6adfc93a2fb",
+        "Run mkdocs build --strict /home/runner/work/_temp/77e0f1aa-02bc-4d11 failed at 0b1e4c2d9f10",
+        "Run mkdocs serve, the preview is blank"))
+    assert one == two == "build failed home mkdocs run runner strict temp work"
+    assert other != one
