@@ -73,8 +73,11 @@ outcome AS (
     SELECT c.*, coalesce(p.seq, s.seq) AS result_seq, coalesce(p.event_id, s.event_id) AS result_event_id,
            coalesce(p.content, s.content, CASE WHEN c.own_failed THEN c.content END) AS output,
            (c.own_failed OR coalesce(p.own_failed, false) OR s.content IS NOT NULL)
-               -- a search that found nothing exits 1 with no output: no failure
-               AND NOT (lw_tool_key(c.tool_name, c.command) IN ('rg', 'grep', 'egrep', 'fgrep', 'git grep', 'ag', 'ack')
+               -- a search that found nothing exits 1 with no output: no failure, also where it leads a
+               -- chain (`rg X && sed -n ...`: the rest never ran) or ends a pipe
+               AND NOT ((lw_tool_key(c.tool_name, c.command) IN ('rg', 'grep', 'egrep', 'fgrep', 'git grep', 'ag', 'ack')
+                         OR (lw_shell_tool(c.tool_name)
+                             AND regexp_matches(c.command, '(^|&&|\|\||;|\|)\s*(rg|grep|egrep|fgrep|ag|ack|git\s+grep)\s')))
                         AND trim(coalesce(p.content, s.content, '')) = '') AS failed,
            lw_tool_key(c.tool_name, c.command) AS tool_key
     FROM calls c
