@@ -41,6 +41,7 @@ from lessonweaver.batch import run_batch  # noqa: E402
 from lessonweaver.config import Settings  # noqa: E402
 from lessonweaver.discover import discover  # noqa: E402
 from lessonweaver.pipeline import run_local  # noqa: E402
+from lessonweaver.words import plural  # noqa: E402
 
 FLAGGING = ("medium", "high", "critical")
 
@@ -238,9 +239,9 @@ def score_gold(w: Woven) -> list[str]:
 
 def report_lessons(w: Woven) -> str:
     worked = sum(1 for lesson in w.top if lesson["recovery"])
-    lines = [f"{w.name}: {w.traces} traces, {w.lessons} lessons ({w.lessons / max(w.traces, 1):.2f} a trace), "
-             f"{w.below_floor} findings below the floor; of the top {len(w.top)}, {worked} say what worked "
-             "or carry the person's own words"]
+    lines = [f"{w.name}: {plural(w.traces, 'trace')}, {plural(w.lessons, 'lesson')} "
+             f"({w.lessons / max(w.traces, 1):.2f} a trace), {plural(w.below_floor, 'finding')} below the floor"
+             + (f"; of the top {len(w.top)}, {worked} say what worked or carry the person's own words" if w.top else "")]
     if w.gold:
         lines += score_gold(w)
     return "\n".join(lines)

@@ -9,7 +9,6 @@
 --   .pytest_cache/). Read from the commit's own output (`create mode 100644 path`). Severity high (medium
 --   for caches alone); even once it is a lesson (`floor: none`): what a commit publishes stays in history.
 --   Staging files and unstaging them before the commit is no finding.
--- lesson: Stage the files you changed by name, and keep agent state, credentials and caches out of commits with .gitignore: {evidence}
 WITH commits AS (
     SELECT f.trace_id, coalesce(f.result_event_id, f.event_id) AS event_id, coalesce(f.result_seq, f.seq) AS seq,
            f.command, f.tool_key, e.content AS output
@@ -34,7 +33,12 @@ unwanted AS (
 SELECT trace_id, event_id, seq,
        lw_first_line(command, 100) || ' committed ' || string_agg(DISTINCT path, ', ' ORDER BY path)[:200] AS evidence,
        CASE WHEN bool_and(kind = 'caches') THEN 'medium' END AS severity,
-       'A commit took in ' || string_agg(DISTINCT kind, ' and ' ORDER BY kind) || ' that do not belong in the repository.' AS problem,
+       'A commit took in files that do not belong in the repository (' || string_agg(DISTINCT kind, ' and ' ORDER BY kind) || ').' AS problem,
+       -- the rule names what to keep out, and the blanket staging when that is how they got in
+       'Stage the files you changed by name'
+           || CASE WHEN regexp_matches(command, 'git\s+add\s+(-A|--all|\.)(\s|$|&|;)') THEN ', not with `git add -A` or `git add .`,' ELSE '' END
+           || ' and keep ' || string_agg(DISTINCT coalesce(folder || '/', kind), ', ' ORDER BY coalesce(folder || '/', kind))
+           || ' out of commits with .gitignore.' AS lesson,
        'committed ' || string_agg(DISTINCT coalesce(folder || '/', kind), ', ' ORDER BY coalesce(folder || '/', kind)) AS signature,
        'git commit' AS tool,
        'A commit took in ' || string_agg(DISTINCT coalesce(folder || '/', kind), ', ' ORDER BY coalesce(folder || '/', kind)) AS title
