@@ -13,7 +13,7 @@ from pathlib import Path
 
 import xxhash
 
-TRACE_SUFFIXES = (".json", ".jsonl", ".ndjson")
+TRACE_SUFFIXES = (".json", ".jsonl", ".ndjson", ".traj")  # .traj: a SWE-agent trajectory, one JSON document
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ class InputFile:
     def layout_hint(self) -> str:
         """'json' for one document per file, 'jsonl' for one record per line."""
         name = self.path[:-3] if self.compressed else self.path
-        return "json" if name.endswith(".json") else "jsonl"
+        return "json" if name.endswith((".json", ".traj")) else "jsonl"
 
 
 class InputError(ValueError):

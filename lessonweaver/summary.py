@@ -138,7 +138,7 @@ def _kept_out(run: RunSummary) -> list[str]:
     lines += [f"  note: {path}: {note}" for path, note in run.file_notes]
     if run.files_unread:
         lines.append(f"  not read {run.files_unread:>5}  {'file' if run.files_unread == 1 else 'files'} not named like trace "
-                     "files (.json, .jsonl, .ndjson, or those .gz): " + ", ".join(run.unread_examples)
+                     "files (.json, .jsonl, .ndjson, .traj, or those .gz): " + ", ".join(run.unread_examples)
                      + (", ..." if run.files_unread > len(run.unread_examples) else "")
                      + "; name a file to read it whatever its name")
     for keys, n, first, files in run.unrecognised[:5]:
