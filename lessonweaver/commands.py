@@ -353,7 +353,7 @@ def cmd_review(args: argparse.Namespace) -> int:
     if args.action == "show":
         return _show_in_full(db, args.lesson_ids[0])
     decision = {"accept": "accepted", "reject": "rejected", "edit": None}[args.action]
-    with store.writing(db) as work:
+    with store.writing(db, "review") as work:
         con = store.connect(work)
         try:
             decided = review.decide_all(con, args.lesson_ids, decision, args.text, args.note)

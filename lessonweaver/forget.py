@@ -31,7 +31,7 @@ def forget(db: str, trace_ids: list[str], tenants: list[str], sources: list[str]
     by source, in database `db`, and weave the lessons again as the latest run did. Returns what went."""
     from lessonweaver.privacy import tenant_hash
 
-    with store.writing(db) as work:
+    with store.writing(db, "forget") as work:
         con = store.connect(work)
         try:
             tenant_hashes = [tenant_hash(store.tenant_salt(con, salt), t) for t in tenants]

@@ -1,10 +1,12 @@
 """Weave: group detections into lessons, merge near-duplicate wordings, and track each lesson over nights.
 
-A variant is one exact problem: the detector, the trace's source and task, and the evidence normalised
-(case, punctuation, numbers and ids folded, see lw_normalise); its id is a hash of that key. Variants
-worded alike (token-set Jaccard similarity of their normalised evidence at or above the merge threshold, for the
-same detector, source, tenant and normalised task) are one lesson. Which lesson a variant belongs to
-is kept in `lesson_variants`, so a lesson keeps its id from night to night.
+A lesson is a cause (docs/lessons.md). A variant is one exact cause: a detector family and a signature
+(what went wrong with what varies masked: the tool and its error, the words of a correction), whatever
+the task, source or tenant; its id is a hash of the two. Variants worded alike (token-set Jaccard
+similarity of their normalised signatures at or above the merge threshold, within one family) are one
+lesson. Which lesson a variant belongs to is kept in `lesson_variants`, so a lesson keeps its id from
+night to night. A cause seen once, in one trace, with no person involved and little cost is below the
+noise floor: its findings stay in `detections`, and it is no lesson.
 
 Every run records what it saw in `sightings`; the lifecycle comes from there, as of the newest night
 recorded (a run for an earlier night adds to the history without turning today's lessons back):
@@ -16,8 +18,8 @@ recorded (a run for an earlier night adds to the history without turning today's
 
 Lessons are rebuilt from all detections on every run; that is cheap next to staging (detections are
 few next to events), and it keeps them exact. Reviews (`reviews`) survive every rebuild. A lesson's
-priority weighs its severity, category and confidence, its occurrences and traces, and how recently it
-was seen. The weave's SQL is in sql/weave/.
+priority is what it cost: its severity, category and confidence, the traces, occurrences, wasted calls,
+projects and nights it was seen in, more when people had to correct it, less as it ages (sql/weave/lessons.sql).
 """
 
 import datetime as dt

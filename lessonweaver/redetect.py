@@ -33,7 +33,7 @@ def redetect(settings: Settings, only: list[str]) -> regrain.Redetected:
     the module's docstring). Returns what changed."""
     found = detectors.load_detectors(settings.detector_dirs)
     picked = chosen(found, only)
-    with store.writing(settings.db) as work:
+    with store.writing(settings.db, "redetect") as work:
         con = store.connect(work, threads=settings.threads, memory_limit=settings.memory_limit)
         try:
             moving = lessons.grain(con) < lessons.GRAIN

@@ -13,6 +13,7 @@ run loads and publishes, and a crash leaves the last published database as it wa
 
 import fcntl
 import os
+import re
 import secrets
 import shutil
 import time
@@ -135,31 +136,41 @@ def check(db: str) -> None:
 
 
 @contextmanager
-def run_lock(db: str) -> Iterator[None]:
+def run_lock(db: str, holder: str = "run") -> Iterator[None]:
     """Hold the database for one writer from start to finish; a second one fails at once, clearly.
 
     Writers work on a copy (`writing`); this lock (an flock on `<db>.lock`, released by the system if the
-    process dies) keeps two of them from each publishing a copy made before the other's changes.
+    process dies) keeps two of them from each publishing a copy made before the other's changes. The
+    lock file names its holder (`run`, `review`, `forget`, `redetect`), so the refusal can say who.
     """
     Path(db).parent.mkdir(parents=True, exist_ok=True)
     with open(f"{db}.lock", "a+") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise StoreError(f"{db} is in use by another lessonweaver run; try again when it has finished") from None
+            handle.seek(0)
+            named = handle.read(40).strip()
+            who = named if re.fullmatch(r"[a-z]+", named) else "run"
+            raise StoreError(f"{db} is in use by another lessonweaver {who}; try again when it has finished") from None
         try:
+            handle.seek(0)
+            handle.truncate()
+            handle.write(holder)
+            handle.flush()
             yield
         finally:
+            handle.truncate(0)
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 @contextmanager
-def writing(db: str) -> Iterator[str]:
+def writing(db: str, holder: str = "run") -> Iterator[str]:
     """Hold the database for one writer (run_lock) and hand it the path of a copy to write; when the
     writer is done, successful or not (each change it made is a committed transaction, or none), put the
     copy in place in one rename and delete the event files the database no longer lists. A writer that
-    dies leaves the published database as it was; the next one starts from a fresh copy."""
-    with run_lock(db):
+    dies leaves the published database as it was; the next one starts from a fresh copy. `holder`: the
+    command, as a refused second writer names it."""
+    with run_lock(db, holder):
         work = db + eventstore.WORKING_SUFFIX
         for stale in (work, work + ".wal"):
             if os.path.exists(stale):

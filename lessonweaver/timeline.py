@@ -28,8 +28,9 @@ class Mark:
     detector: str
     severity: str
     problem: str
-    lesson_id: str | None
+    lesson_id: str | None  # the lesson holding it
     seq: int | None
+    below_floor: bool = False  # a one-off below the noise floor: in no lesson
 
 
 @dataclass(frozen=True)
@@ -107,9 +108,9 @@ def timelines(con: duckdb.DuckDBPyConnection, trace_ids: list[str], limit: int |
     ids = list(dict.fromkeys(trace_ids))
     heads = {r[0]: r for r in execute(con, "timeline/traces.sql", traces=ids).fetchall()}
     marks: dict[str, list[Mark]] = {}
-    for trace_id, seq, detector, severity, problem, lesson_id in execute(
+    for trace_id, seq, detector, severity, problem, lesson_id, below in execute(
             con, "timeline/detections.sql", traces=ids).fetchall():
-        marks.setdefault(trace_id, []).append(Mark(detector, severity or "", one_line(problem, 200), lesson_id, seq))
+        marks.setdefault(trace_id, []).append(Mark(detector, severity or "", one_line(problem, 200), lesson_id, seq, below))
     rows: dict[str, list[tuple]] = {}
     for row in execute(con, "timeline/events.sql", traces=ids, limit=limit).fetchall():
         rows.setdefault(row[0], []).append(row)
@@ -188,5 +189,5 @@ def text(t: Timeline) -> list[str]:
 
 
 def _mark(mark: Mark) -> str:
-    lesson = f", lesson {mark.lesson_id}" if mark.lesson_id else ""
+    lesson = f", lesson {mark.lesson_id}" if mark.lesson_id else ", below the noise floor" if mark.below_floor else ""
     return f"{mark.detector} ({mark.severity}{lesson}): {mark.problem}"

@@ -128,8 +128,8 @@ CREATE TABLE IF NOT EXISTS sightings (
     traces      BIGINT
 );
 
--- Which lesson each wording of a problem belongs to. A variant is the exact key (detector, source,
--- task, normalised evidence); near-duplicate variants share one lesson. Kept, so merges are stable.
+-- Which lesson each wording of a cause belongs to. A variant is the exact key (detector family and
+-- signature); near-duplicate variants share one lesson. Kept, so merges are stable.
 CREATE TABLE IF NOT EXISTS lesson_variants (
     variant_id VARCHAR,
     lesson_id  VARCHAR,

@@ -10,12 +10,13 @@ SELECT s.lesson_id, l.title, l.detector, l.status, s.night,
 FROM sightings s JOIN lessons l USING (lesson_id)
 GROUP BY s.lesson_id, l.title, l.detector, l.status, s.night;
 
--- Where detections come from: per producer (traces.source) and detector.
+-- Where detections come from: per producer (traces.source) and detector; `lessons` counts the lessons
+-- its findings are in (a one-off below the noise floor is in none).
 CREATE OR REPLACE VIEW detections_by_source AS
 SELECT t.source, d.detector,
        count(*) AS detections,
        count(DISTINCT d.trace_id) AS traces,
-       count(DISTINCT d.lesson_id) AS lessons
+       count(DISTINCT d.lesson_id) FILTER (WHERE d.lesson_id IN (SELECT lesson_id FROM lessons)) AS lessons
 FROM detections d JOIN traces t USING (trace_id)
 GROUP BY t.source, d.detector;
 

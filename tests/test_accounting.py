@@ -78,3 +78,17 @@ def test_only_transient_read_errors_retry_a_batch():
 
     assert _transient(None, None, Failed(data=TransientReadError("traces/a.jsonl: Input/output error")))
     assert not _transient(None, None, Failed(data=BatchError("staging failed for traces/a.jsonl")))
+
+
+def test_the_refusal_names_the_command_that_holds_the_database(tmp_path: Path, capsys):
+    """A run refused while a review decision is being written says a review holds it, not a run."""
+    from lessonweaver import store
+    from lessonweaver.cli import main
+
+    write(tmp_path / "in" / "a.jsonl", [trace("a1")])
+    db = tmp_path / "lw.duckdb"
+    with store.writing(str(db), "review"):
+        assert main(["run", str(tmp_path / "in"), "--db", str(db), "--out", str(tmp_path / "out")]) == 2
+    assert capsys.readouterr().err == (f"lessonweaver: error: {db} is in use by another lessonweaver review; "
+                                       "try again when it has finished\n")
+    assert main(["run", str(tmp_path / "in"), "--db", str(db), "--out", str(tmp_path / "out"), "--no-prefect", "-q"]) == 0

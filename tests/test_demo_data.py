@@ -57,3 +57,16 @@ def test_data_readme_gives_the_counts_of_a_run(demo_db):
                                                                            WHERE m.detector = mine.detector))
         FROM mine GROUP BY detector""")
     assert sorted((d, int(n), int(k), int(f), None if b == "none" else int(b)) for d, n, k, f, b in rows) == sorted(found)
+
+
+def test_detections_by_source_counts_lessons_not_one_offs(demo_db):
+    """The view's `lessons` are lessons: a one-off below the noise floor is in none."""
+    from conftest import query_db
+
+    assert query_db(demo_db, """
+        SELECT v.source, v.detector, v.lessons FROM detections_by_source v ORDER BY ALL""") == query_db(demo_db, """
+        SELECT t.source, d.detector, count(DISTINCT l.lesson_id)
+        FROM detections d JOIN traces t USING (trace_id) LEFT JOIN lessons l USING (lesson_id)
+        GROUP BY ALL ORDER BY ALL""")
+    assert query_db(demo_db, """SELECT lessons FROM detections_by_source
+                                WHERE source = 'support-bot' AND detector = 'failed_evaluation'""") == [(1,)]

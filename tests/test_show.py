@@ -80,6 +80,15 @@ def test_every_detection_of_a_trace_is_marked_once_at_its_event_or_the_whole_tra
     assert [line.split(":")[0] for line in lines if line.startswith("whole trace")] == ["whole trace"] * 2
 
 
+def test_a_one_off_below_the_noise_floor_names_no_lesson(demo: Path, capsys):
+    """A finding no lesson holds says so, instead of giving an id that `review show` cannot find."""
+    ((trace, detector),) = query_db(demo, """SELECT trace_id, detector FROM detections
+        WHERE lesson_id NOT IN (SELECT lesson_id FROM lessons) AND trace_id = 'sup-0032'""")
+    _, lines, _ = show(capsys, demo, trace)
+    (mark,) = [line for line in lines if f"^ {detector}" in line]
+    assert ", below the noise floor): " in mark and "lesson" not in mark.split("):")[0]
+
+
 def test_a_long_trace_is_shown_whole_and_its_text_scrubbed(demo: Path, capsys):
     code, lines, _ = show(capsys, demo, "long-0001")
     assert code == 0

@@ -1,5 +1,5 @@
 -- title: Top lessons by priority
--- description: The lesson candidates to read first: highest priority (severity, how often, how recently), rejected ones left out.
+-- description: The lesson candidates to read first: highest priority (what each cost: severity, traces, occurrences, wasted calls, corrections, how recently), rejected ones left out.
 -- columns: lesson_id, status, priority, severity, occurrences, trace_count, nights_seen, review, title
 -- parameters: $limit = 20: how many lessons; $status: only lessons with this status, new, regressed, recurring, open or resolved (default: every status)
 SELECT lesson_id, status, priority, severity, occurrences, trace_count, nights_seen, review, title
