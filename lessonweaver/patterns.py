@@ -13,6 +13,7 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from urllib.parse import unquote
 
 import phonenumbers
 from stdnum import iban, luhn
@@ -75,15 +76,34 @@ _MASKED = re.compile(r"redacted|\*{3,}|•{3,}|…|x{4,}", re.I)
 _SCHEME = re.compile(r"^(?:bearer|basic|token|digest)\s+", re.I)
 
 
-# A name in code (`args.api_key`, `settings.db.password`): where the secret comes from, not the secret.
-_CODE_REFERENCE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$")
+# Code where a secret would go: a name (`args.api_key`, `settings.db.password`, `db_password`), a call
+# (`_basic_auth_str(user, pw)`, `requests.Session()`), a format slot (`{password}`, `%(pw)s`, `f"{pw}"`):
+# where the secret comes from, not the secret.
+_CODE_REFERENCE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$"
+                             r"|^[a-z_][a-z0-9]*(_[a-z0-9]+)+$"
+                             r"|^[A-Za-z_][A-Za-z0-9_.]*(\(|\[)"
+                             r"|^f?\{[^{}]*\}$|^f[\"'].*\{")
+# The words tests and documentation put where a secret would go (`test_password`, `foo:bar`,
+# `user:pass`, `changeme`, `test123`): a value made of these alone, and short numbers, is no secret.
+_FAKE_WORDS = frozenset({"test", "tests", "testing", "dummy", "fake", "example", "sample", "demo", "foo", "bar",
+                         "baz", "qux", "mock", "placeholder", "changeme", "password", "passwd", "pass", "pwd",
+                         "secret", "user", "username", "admin", "my", "your", "some", "abc", "xyz", "letmein"})
+
+
+def _fake(value: str) -> bool:
+    """A value tests and docs use for a secret: fake words (a percent-encoded one decoded) and short numbers."""
+    value = unquote(value).lower()
+    runs = re.findall(r"[a-z]+", value)
+    return bool(runs) and all(len(d) <= 6 for d in re.findall(r"\d+", value)) and (
+        all(r in _FAKE_WORDS for r in runs) or "".join(runs) in _FAKE_WORDS)
 
 
 def placeholder(value: str) -> bool:
     """A value that stands in for a secret rather than being one (`REDACTED`, `***`, `${TOKEN}`,
-    `args.api_key`, ...)."""
+    `args.api_key`, `requests.Session()`, `test_password`, ...)."""
     value = _SCHEME.sub("", value.strip(" \"'")).strip()
-    return not value or bool(_PLACEHOLDER_VALUE.match(value) or _MASKED.search(value) or _CODE_REFERENCE.match(value))
+    return not value or bool(_PLACEHOLDER_VALUE.match(value) or _MASKED.search(value) or _CODE_REFERENCE.match(value)
+                             or _fake(value))
 
 
 def _password_value(s: str) -> bool:
@@ -147,7 +167,9 @@ def _secret_key(key: str) -> str | None:
 def _credential_like(value: str) -> bool:
     """Looks made to be hard to guess: letters with digits, inner capitals or symbols. Not a date, a
     number, a path, or a word or identifier of prose (`required`, `sensitive_assignment`)."""
-    if re.fullmatch(r"[\d\s\-:./TZ+]+", value) or value.startswith(("/", "~/", "./")):
+    value = value.rstrip(":.,")
+    if (re.fullmatch(r"[\d\s\-:./TZ+]+", value) or value.startswith(("/", "~/", "./"))
+            or re.fullmatch(r"[A-Za-z]+(-[A-Za-z]+)+", value)):  # words joined by hyphens: prose (`non-None`)
         return False
     return bool((re.search(r"\d", value) and re.search(r"[A-Za-z]", value))
                 or re.search(r"[a-z].*[A-Z]|[A-Z].*[a-z].*[A-Z]", value[1:])

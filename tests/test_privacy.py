@@ -181,6 +181,20 @@ FALSE_POSITIVES = [
     "Call the function authorize(user) then POST /v1/authorization/check.",
     "Build 1750000000123 finished at 1750000000.456; ticket 555-1234.",
 ]
+# Coding traces are full of code that looks like secrets: none of these is one (the URLs' user parts at
+# example.com are redacted as e-mail addresses, not quarantined).
+CODE_NOT_SECRETS = [
+    # code where a secret would go: names, calls, attributes, format slots
+    "headers['Proxy-Authorization'] = _basic_auth_str(username, password)",
+    "session = requests.Session(); session: CaseInsensitiveDict({'Accept': '*/*'})",
+    "conn = connect(password=settings.DATABASES.password, api_key=os.environ.get(KEY))",
+    "token = f\"{prefix}{suffix}\"; secret = '{password}'.format(password=user_password)",
+    "Edge cases we considered: username=None, password=non-None: both reject.",
+    # documentation placeholders and obvious test fakes
+    "'http://foo:bar@example.com', 'http://user:pass@example.com', 'http://user:pass@word'",
+    "DATABASES = {'default': {'user': 'test_user', 'password': 'test_password'}}",
+    "backend.authenticate(None, username='jo', password=\"test123\"); PASSWORD=changeme",
+]
 
 
 def test_false_positive_corpus_yields_no_secret(tmp_path: Path):
@@ -192,6 +206,53 @@ def test_false_positive_corpus_yields_no_secret(tmp_path: Path):
     findings = rows(con, "SELECT DISTINCT kind FROM record_findings")
     assert findings == [], findings
     assert con.execute("SELECT count(*) FROM traces").fetchone()[0] == len(FALSE_POSITIVES)
+
+
+# Real-looking credentials where a coding agent meets them: a diff it wrote, a file it read, a command's
+# output, a config it printed. Each must quarantine its trace, code around it or not.
+CODING_SECRETS = {
+    "diff": "diff --git a/.env b/.env\n+++ b/.env\n+AWS_SECRET_ACCESS_KEY=" + "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ8vLkP2",
+    "file": "$ cat config/settings.py\nDATABASE_PASSWORD = '" + "Zq8!vR2#pLm9xT" + "'\nDEBUG = False",
+    "shell": "$ gh auth token\n" + "ghp_" + "9fK2mQ7xR4tL8vB1nC6zW3yH5jD0sA2pE7uG",
+    "json": '{"service": "billing", "password": "' + "N7#kq2Vx!pR9" + '", "retries": 3}',
+    "key": "$ cat ~/.ssh/id_ed25519\n-----BEGIN OPENSSH " + "PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA",
+    "url": "git remote -v\norigin https://deploy:" + "Gh7x2Kq9Lm4V" + "@git.internal.corp/app.git (push)",
+}
+
+
+@pytest.mark.parametrize("where", sorted(CODING_SECRETS))
+def test_real_credentials_in_coding_traces_quarantine(tmp_path: Path, where: str):
+    trace = {"trace_id": f"code-{where}", "source": "coder", "task": "Fix the build", "outcome": "success",
+             "events": [{"id": "e1", "type": "tool_call", "content": "bash", "status": "success"},
+                        {"id": "e2", "type": "tool_result", "content": CODING_SECRETS[where], "status": "success"}]}
+    con = stage([write_traces(tmp_path, "code.jsonl", [trace])])
+    assert [r["trace_id"] for r in rows(con, "SELECT trace_id FROM quarantine")] == [f"code-{where}"]
+    assert con.execute("SELECT count(*) FROM traces").fetchone()[0] == 0
+
+
+def test_redaction_keeps_escapes_whole_in_json_written_inside_json(tmp_path: Path):
+    """A tool result holding JSON text (an agent's transcript in a transcript) has escaped escapes:
+    `\\n@dataclasses.dataclass` there and a plain line break before the same letters elsewhere. Redacting
+    the look-alike must not cut a `\n` in half (the record would be lost as unredactable)."""
+    inner = json.dumps({"source": "import dataclasses\n@dataclasses.dataclass\nclass Duck: pass"})
+    trace = {"trace_id": "nested-1", "source": "coder", "task": "Add a class", "outcome": "success",
+             "events": [{"id": "e1", "type": "tool_result", "content": inner, "status": "success"},
+                        {"id": "e2", "type": "assistant_message",
+                         "content": "Added it:\n@dataclasses.dataclass\nWrite to jane.roe@example.com."}]}
+    con = stage([write_traces(tmp_path, "nested.jsonl", [trace])])
+    assert rows(con, "SELECT * FROM quarantine") == []
+    said = con.execute("SELECT content FROM events WHERE event_id = 'e2'").fetchone()[0]
+    assert "<EMAIL>" in said and "jane.roe" not in said and "\n@dataclasses.dataclass" in said
+
+
+def test_code_and_placeholders_under_secret_keys_are_no_secret(tmp_path: Path):
+    traces = [{"trace_id": f"code-{i}", "source": "coder", "task": "t", "outcome": "success",
+               "events": [{"id": "e1", "type": "tool_result", "content": text, "status": "success"}]}
+              for i, text in enumerate(CODE_NOT_SECRETS)]
+    con = stage([write_traces(tmp_path, "code.jsonl", traces)])
+    assert rows(con, "SELECT * FROM quarantine") == []
+    assert rows(con, "SELECT DISTINCT kind FROM record_findings WHERE category = 'secret'") == []
+    assert con.execute("SELECT count(*) FROM traces").fetchone()[0] == len(CODE_NOT_SECRETS)
 
 
 def test_html_templates_escape_trace_content(tmp_path: Path):

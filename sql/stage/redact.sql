@@ -1,10 +1,15 @@
 -- Stage, after the scan: replace every valid PII match (scan_hits) in the staged records with its
--- placeholder, longest first, keeping the JSON valid.
+-- placeholder, longest first, keeping the JSON valid. A match is replaced where it follows an even number
+-- of backslashes (none, or escaped ones): the same letters after a single backslash begin with an
+-- escape's letter (`\n@dataclass` is a line break and a decorator), and replacing them would break the
+-- escape and the JSON.
 -- Parameters: $pii_kinds, $placeholders (VARCHAR[]): each PII pattern's kind and placeholder.
 CREATE OR REPLACE TEMP TABLE redacted AS
 SELECT s.file_id, s.record,
        list_reduce(list({'hit': h.hit, 'placeholder': p.placeholder} ORDER BY length(h.hit) DESC, h.hit),
-                   lambda acc, x: replace(acc, x.hit, x.placeholder), any_value(s.text)) AS text
+                   lambda acc, x: regexp_replace(acc, '(^|[^\\])((?:\\\\)*)' || regexp_escape(x.hit),
+                                                 '\1\2' || replace(x.placeholder, '\', '\\'), 'g'),
+                   any_value(s.text)) AS text
 FROM scan_texts s JOIN scan_hits h USING (file_id, record)
 JOIN (SELECT unnest($pii_kinds::VARCHAR[]) AS kind, unnest($placeholders::VARCHAR[]) AS placeholder) p USING (kind)
 GROUP BY s.file_id, s.record;
