@@ -9,10 +9,13 @@ in a temporary folder, and its flags are compared with someone else's verdict:
 - agent-arena-sweep: 28 runs of a multi-agent arena and its grader's verdicts (labels.json);
 - tau-bench: 40 airline-support conversations and their reward (0: the task failed), scored twice: with
   the reward read as an evaluation, and with it removed (the conversation alone, as most logs are);
-- lessonweaver-v1: the public lessonweaver detection benchmark (should_detect per case).
+- lessonweaver-v1: the public lessonweaver detection benchmark (should_detect per case);
+- tau2-bench telecom (reward read, and the conversation alone), OpenHands on SWE-bench Verified and
+  SWE-agent trajectories: graded runs of producers the detectors were not written for (labels.json).
 
 Prints, per corpus, precision, recall and the counts, then every trace that was missed or wrongly
-flagged, with what was found in it.
+flagged, with what was found in it; then, per detector and set, the share of passing and failing runs it
+fires on and its lift over the base rate (discrimination).
 
 Then the lessons: every corpus in samples/ and benchmarks/ run whole (pipeline.run_local, a database of
 its own), with lessons per trace, the share of the top 25 that carry what worked or a person's own words,
@@ -140,6 +143,84 @@ def lessonweaver_v1(shared: Path, work: Path) -> Scored | None:
     return collect(stage([path], work), Scored("lessonweaver-v1", cases))
 
 
+def graded(name: str, folder: Path, files: list[Path], work: Path, drop: tuple[str, ...] = ()) -> Scored | None:
+    """A graded set whose labels.json maps a run (a trace id, or the stem of its file) to `failed`. With
+    `drop`, those keys are removed from every JSON object of the files first (a reward, a grade), so the
+    detectors see the run as most logs hold it."""
+    labels_file = folder / "labels.json"
+    if not labels_file.is_file() or not files:
+        return None
+    labels = json.loads(labels_file.read_text())
+    if drop:
+        files = [_without(f, drop, work / re.sub(r"\W+", "-", name)) for f in files]
+    con = stage(files, work)
+    cases = {}
+    for trace_id, file in con.execute("SELECT trace_id, file FROM traces UNION ALL "
+                                      "SELECT trace_id, file FROM quarantine").fetchall():
+        stem = re.sub(r"(\.traj)?(\.jsonl?)?$", "", Path(file).name)
+        label = labels.get(trace_id) or labels.get(stem) or labels.get(Path(file).parent.name)
+        if label is not None:
+            why = ", ".join(f"{k} {label[k]}" for k in ("reward", "termination_reason", "exit_status", "resolved")
+                            if k in label)
+            cases[trace_id] = Case(trace_id, bool(label["failed"]), why)
+    missing = len(labels) - len(cases)
+    if missing > 0:
+        print(f"  ({name}: {plural(missing, 'labelled run')} not loaded)")
+    return collect(con, Scored(name, cases))
+
+
+def _without(path: Path, keys: tuple[str, ...], folder: Path) -> Path:
+    """A copy of a JSON file with `keys` removed from every object in it."""
+    def strip(x: object) -> object:
+        if isinstance(x, dict):
+            return {k: strip(v) for k, v in x.items() if k not in keys}
+        return [strip(v) for v in x] if isinstance(x, list) else x
+    out = folder / path.name
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(strip(json.loads(path.read_text()))))
+    return out
+
+
+def graded_sets(shared: Path, work: Path) -> list[Scored | None]:
+    """The graded sets of producers the detectors were not written for: tau2-bench (with its reward, and
+    without it), OpenHands on SWE-bench Verified, SWE-agent trajectories."""
+    tau2 = shared / "benchmarks" / "tau2-telecom"
+    tau2_files = sorted(p for p in tau2.glob("*.json") if p.name != "labels.json") if tau2.is_dir() else []
+    openhands = shared / "benchmarks" / "openhands-swe-verified"
+    swe = shared / "samples" / "swe-agent"
+    return [graded("tau2-bench telecom (reward read)", tau2, tau2_files, work),
+            graded("tau2-bench telecom (conversation alone)", tau2, tau2_files, work, drop=("reward_info",)),
+            graded("OpenHands on SWE-bench Verified", openhands,
+                   sorted((openhands / "completions").rglob("*.json")) if openhands.is_dir() else [], work),
+            graded("SWE-agent trajectories", swe, sorted((swe / "trajs").glob("*")) if swe.is_dir() else [], work)]
+
+
+def discrimination(results: list[Scored]) -> str:
+    """Per detector and graded set: the share of passing runs it fires on, of failing runs, and the lift
+    (the failure rate of the runs it fires on over the set's base rate). A detector that fires on more than
+    half of a set's passing runs tells a user nothing about that kind of run."""
+    lines = ["Discrimination: per detector and set, the share of passing and of failing runs it fires on (any",
+             "severity), and the lift: the failure rate of those runs over the base rate (- : fires on none)", "",
+             f"{'detector':<26}{'set':<42}{'passing':>9}{'failing':>9}{'lift':>7}"]
+    for detector in sorted({d for s in results for items in s.found.values() for d, _, _ in items}):
+        for s in results:
+            fired = {t for t, items in s.found.items() if t in s.cases and any(d == detector for d, _, _ in items)}
+            if not fired:
+                continue
+            passing = [t for t, c in s.cases.items() if not c.positive]
+            failing = [t for t, c in s.cases.items() if c.positive]
+            base = len(failing) / len(s.cases)
+            rate = sum(s.cases[t].positive for t in fired) / len(fired)
+            lift = f"{rate / base:.2f}" if base else "-"
+            warn = "  > half the passing runs" if passing and len(fired & set(passing)) > len(passing) / 2 else ""
+            lines.append(f"{detector:<26}{s.name[:41]:<42}{_share(fired, passing):>9}{_share(fired, failing):>9}{lift:>7}{warn}")
+    return "\n".join(lines)
+
+
+def _share(fired: set[str], runs: list[str]) -> str:
+    return f"{len(fired & set(runs))}/{len(runs)}" if runs else "-"
+
+
 def report(s: Scored, width: int) -> str:
     tp = [t for t, c in s.cases.items() if c.positive and s.flagged(t)]
     fp = [t for t, c in s.cases.items() if not c.positive and s.flagged(t)]
@@ -256,7 +337,7 @@ def main() -> int:
     logging.getLogger("lessonweaver").setLevel(logging.WARNING)
     try:
         results = [r for r in (arena(args.shared, work), tau(args.shared, work, True), tau(args.shared, work, False),
-                               lessonweaver_v1(args.shared, work)) if r is not None]
+                               lessonweaver_v1(args.shared, work), *graded_sets(args.shared, work)) if r is not None]
         woven = [w for name, folder, gold in LESSON_CORPORA
                  if (w := weave_corpus(name, args.shared / folder, work / "lessons",
                                        args.shared / "benchmarks" / "lessons-gold" / gold if gold else None))]
@@ -267,6 +348,7 @@ def main() -> int:
         return 0
     print("lessonweaver evaluation: a trace is flagged when a detection of severity medium or above is found\n")
     print("\n\n".join(report(r, args.width) for r in results))
+    print("\n\n" + discrimination(results))
     print(f"\n\nLessons, per corpus run whole (the top {TOP}: the lessons a report lists)\n")
     print("\n\n".join(report_lessons(w) for w in woven))
     return 0
