@@ -5,9 +5,9 @@ A case is one JSON file in the detector's `tests/positive/` or `tests/negative/`
 `traces` (lessonweaver trace objects) or `records` (raw records of any format, written one per line to
 a file named by `file`, default `records.jsonl`; a `file` ending in `.json` gets the records as one JSON
 array, or a single record as a document). A positive case has `expect`, findings that must be among the
-detector's (a `trace_id`; optionally an `event_id`, a `severity`, a `tool` and a `recovery_kind`, equal;
-a piece of the `evidence`, `problem`, `lesson`, `signature` or `recovery`), and may have `count`, the
-exact number of findings; a negative case must yield none. Every record must load.
+detector's (a `trace_id` and a piece of the `evidence`; optionally an `event_id`, a `severity`, a `tool`
+and a `recovery_kind`, equal; a piece of the `problem`, `lesson`, `signature` or `recovery`), and
+`count`, the exact number of findings; a negative case must yield none. Every record must load.
 """
 
 import json
@@ -100,12 +100,16 @@ def judge(kind: str, spec: dict, found: list[dict]) -> str | None:
         return f"expected no finding, found {len(found)}, the first: {found[0]['evidence']}" if found else None
     if not spec.get("expect"):
         return "a positive case needs `expect`: the findings it must yield"
+    if not isinstance(spec.get("count"), int):
+        return "a positive case needs `count`: the exact number of findings it yields"
+    if not all(isinstance(want, dict) and want.get("evidence") for want in spec["expect"]):
+        return "every expected finding needs a piece of its `evidence`: without one it matches any finding"
     if not found:
         return "found nothing"
     for want in spec["expect"]:
         if not any(_like(f, want) for f in found):
             return f"no finding like {json.dumps(want)}; found {len(found)}"
-    if "count" in spec and len(found) != spec["count"]:
+    if len(found) != spec["count"]:
         return f"expected {plural(spec['count'], 'finding')}, found {len(found)}"
     if not all(f["evidence"] and f["lesson"] for f in found):
         return "a finding without evidence or lesson"

@@ -58,7 +58,7 @@ def test_the_command_on_a_folder_of_ones_own(tmp_path: Path, capsys):
                                "expect": [{"trace_id": "t1", "event_id": "e1", "evidence": "price_api"}], "count": 1},
              negative__worked={"traces": [trace("t2", WORKED)]})
     detector(mine, "every_trace", "SELECT trace_id, 'seen' AS evidence FROM traces",
-             positive__any={"traces": [trace("t3", WORKED)], "expect": [{"trace_id": "t3"}]},
+             positive__any={"traces": [trace("t3", WORKED)], "expect": [{"trace_id": "t3", "evidence": "seen"}], "count": 1},
              negative__clean={"traces": [trace("t4", WORKED)]})
     (mine / "dropped_in.sql").write_text("-- id: dropped_in\n-- title: t\n-- severity: low\n-- description: d\n"
                                          "SELECT trace_id, 'x' AS evidence FROM traces WHERE false\n")
@@ -83,8 +83,11 @@ def test_a_case_that_is_wrong_says_why(tmp_path: Path, capsys):
     mine = tmp_path / "mine"
     detector(mine, "failed_tool", "SELECT trace_id, content AS evidence FROM events WHERE status = 'failed'",
              positive__no_expect={"traces": [trace("t1", FAILED)]},
-             positive__too_many={"traces": [trace("t1", FAILED, FAILED)], "expect": [{"trace_id": "t1"}], "count": 1},
-             positive__torn={"records": [{"trace_id": "t1"}]},
+             positive__too_many={"traces": [trace("t1", FAILED, FAILED)], "expect": [{"trace_id": "t1", "evidence": "price"}],
+                                 "count": 1},
+             positive__torn={"records": [{"trace_id": "t1"}], "expect": [{"trace_id": "t1", "evidence": "x"}], "count": 1},
+             positive__uncounted={"traces": [trace("t1", FAILED)], "expect": [{"trace_id": "t1", "evidence": "price"}]},
+             positive__vague={"traces": [trace("t1", FAILED)], "expect": [{"trace_id": "t1"}], "count": 1},
              negative__not_a_case={"events": []})
     capsys.readouterr()
     assert main(["detectors", "test", str(mine)]) == 1
@@ -93,8 +96,12 @@ def test_a_case_that_is_wrong_says_why(tmp_path: Path, capsys):
                        "FAIL  failed_tool/positive/too_many: expected 1 finding, found 2"]
     assert out[2].startswith("FAIL  failed_tool/positive/torn: 1 record rejected, the first: "
                              "not a trace in any known format (keys: trace_id; known: ")
-    assert out[3:] == ["FAIL  failed_tool/negative/not_a_case: a case is a JSON object with `traces` or `records`",
-                       "detectors test: 1 detector, 0 passed, 4 failed"]
+    assert out[3:] == [
+        "FAIL  failed_tool/positive/uncounted: a positive case needs `count`: the exact number of findings it yields",
+        "FAIL  failed_tool/positive/vague: every expected finding needs a piece of its `evidence`: "
+        "without one it matches any finding",
+        "FAIL  failed_tool/negative/not_a_case: a case is a JSON object with `traces` or `records`",
+        "detectors test: 1 detector, 0 passed, 6 failed"]
 
 
 @pytest.mark.parametrize("args, message", [
