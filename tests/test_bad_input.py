@@ -10,6 +10,8 @@ import gzip
 import json
 import os
 import random
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -438,6 +440,17 @@ def _readable(path: Path) -> bool:
         return False
 
 
+def _as_a_plain_user() -> None:
+    """In the child before it runs: give up root's power to read any file (CAP_DAC_OVERRIDE and
+    CAP_DAC_READ_SEARCH, dropped from the bounding set, so the program run next has neither), as CI runs
+    as root and a mode-000 file is readable to root. A user who is not root has neither to drop."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    for capability in (1, 2):  # CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH
+        libc.prctl(24, capability, 0, 0, 0)  # PR_CAPBSET_DROP; fails harmlessly without CAP_SETPCAP
+
+
 def test_a_file_that_cannot_be_read(prefect_server, tmp_path):
     folder, db = tmp_path / "in", tmp_path / "lw.duckdb"
     folder.mkdir()
@@ -446,15 +459,18 @@ def test_a_file_that_cannot_be_read(prefect_server, tmp_path):
     locked.write_text(jsonl(trace("bi-read-2")))
     locked.chmod(0)
     try:
-        if os.geteuid() == 0 and _readable(locked):
-            pytest.skip("running as root: a mode-000 file is still readable")
-        result = examine([folder], tmp_path / "batch")
-        assert result.traces == ["bi-read-1"] and result.rejects == {}
-        assert result.notes == {"locked.jsonl": "could not read file (Permission denied)"}
-        assert result.accounts == {"good.jsonl": (1, 1, 0, 0), "locked.jsonl": (0, 0, 0, 0)}
-
-        run = nightly(paths=[str(folder)], db=str(db), out=str(tmp_path / "out"))
-        assert run.file_notes == [(str(locked), "could not read file (Permission denied)")]
+        if not _readable(locked):  # staged in this process too, where it can be done without root
+            result = examine([folder], tmp_path / "batch")
+            assert result.traces == ["bi-read-1"] and result.rejects == {}
+            assert result.notes == {"locked.jsonl": "could not read file (Permission denied)"}
+            assert result.accounts == {"good.jsonl": (1, 1, 0, 0), "locked.jsonl": (0, 0, 0, 0)}
+        # the real command, as a user who cannot read the file (root with its power to read anything dropped)
+        done = subprocess.run([str(Path(sys.executable).parent / "lessonweaver"), "run", str(folder), "--db", str(db),
+                               "--out", str(tmp_path / "out"), "--no-prefect", "-q"],
+                              capture_output=True, text=True, preexec_fn=_as_a_plain_user, timeout=300)
+        assert done.returncode == 0, done.stderr
+        assert "records:    1 = 1 loaded" in done.stdout
+        assert f"{locked}: could not read file (Permission denied)" in done.stdout + done.stderr
         con = duckdb.connect(str(db), read_only=True)
         try:  # not recorded as ingested: the next run tries it again
             assert con.execute("SELECT path FROM ingested_files").fetchall() == [(str(folder / "good.jsonl"),)]
