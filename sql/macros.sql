@@ -369,6 +369,12 @@ CREATE OR REPLACE MACRO lw_key_words(txt, n) AS
 CREATE OR REPLACE MACRO lw_reports_failure(said) AS
     regexp_matches(said, 'traceback \(most recent call last\)|\b[a-z]+(error|exception): |command not found|\bexit(s|ed)? (immediately|right away)|\b(doesn''?t|does not|didn''?t|did not|won''?t|isn''?t|is not) (work|run|start|open|load|show|appear|compile|build|pass)|\bnot working\b|\bstill (fail|failing|fails|broken|not|missing|doesn''?t|does not|don''?t|can''?t|cannot|crash)|\byou broke\b|\bbroke (something|it|the)\b|\bnever (saw|see|opened|shows?|appeared)\b|\bnothing (happens|happened|shows)\b|\bi (got|get|am getting|''m getting) (this|an? |the following )?(error|traceback|exception)');
 
+-- Does a person's turn say the agent had not run or tested its own work ("why won't you run it?", "did you
+-- even test it?", "you never ran the tests", "you are not adding tests")? Lower-cased text. With
+-- lw_reports_failure, the two ways a person shows that the agent handed back work it had not checked.
+CREATE OR REPLACE MACRO lw_asks_for_check(said) AS
+    regexp_matches(said, '\bwhy (won''?t|wouldn''?t|don''?t|didn''?t|can''?t|aren''?t) you (just |even )?(run|test|try|check|verify)|\b(did|have) you (even |actually )?(run|test|tried|try|check|verif)|\byou (didn''?t|did not|never|haven''?t|have not|aren''?t|are not|weren''?t) (even |actually )?(run|test|tried|try|check|verif|adding tests|writing tests)|\bnot (adding|writing|running) (any )?tests\b|\b(without|before) (running|testing|trying) (it|this|that|them|the (code|tests?|build))\b');
+
 -- The project a trace belongs to: the folder a coding session ran in (its cwd), else a project or
 -- repository its producer names, else its source.
 CREATE OR REPLACE MACRO lw_project(metadata, source) AS

@@ -12,7 +12,8 @@
 --   failed        the call or its result failed, or an error was recorded on its span
 --   environment   the failure is the environment's (lw_environment_failure): no lesson for the agent
 --   error         the line of the output that says what went wrong (lw_error_line)
---   error_sig     that line with what varies masked (lw_mask): the cause, across tasks and sessions
+--   error_sig     that line with what varies masked (lw_mask): the cause, across tasks and sessions; for a
+--                 call that edits files (lw_edited_files), 'the edit did not apply', whatever the line
 --   recovery_seq  what worked after a failed call, in the same trace: the next call of the same tool_key
 --   recovery_kind   that did not fail ('changed': other arguments, 'again': the same), else another tool
 --   recovery      that did not fail before the person spoke again ('other'), else the person's next
@@ -165,7 +166,11 @@ costed AS (
 SELECT e.trace_id, e.seq, e.event_id, e.type, e.tool_name, e.actor, e.turn,
        j.result_seq, j.result_event_id, j.command, j.tool_key, j.output,
        coalesce(j.failed, e.own_failed) AS failed, j.environment, j.error,
-       CASE WHEN j.error IS NOT NULL THEN lw_mask(j.error) END AS error_sig,
+       -- an edit that did not apply is one cause per tool, however the tool words it (a hunk it cannot
+       -- parse, lines it cannot find, a file that is not there): the edit did not match the file or the
+       -- tool's format
+       CASE WHEN j.error IS NOT NULL AND len(lw_edited_files(j.command)) > 0 THEN 'the edit did not apply'
+            WHEN j.error IS NOT NULL THEN lw_mask(j.error) END AS error_sig,
        c.recovery_seq, c.recovery_kind, c.recovery, c.recovery_tool, c.wasted_steps, s.between,
        nullif(s.changed_files, '') AS changed_files
 FROM ev e

@@ -43,6 +43,7 @@ WITH grouped AS (
            arg_min(coalesce(w.category, k.category, 'agent'), w.pick) AS category,
            CASE WHEN bool_or(coalesce(w.confidence, 'certain') = 'certain') THEN 'certain' ELSE 'likely' END AS confidence,
            bool_or(w.human) AS human,
+           bool_and(coalesce(w.recovery_kind IN ('changed', 'again', 'other'), false)) AS self_fixed,
            bool_or(NOT coalesce(k.floor, true)) AS unfloored,
            arg_min({'task': w.task, 'problem': coalesce(w.problem, w.evidence), 'lesson': w.lesson,
                     'evidence': w.evidence, 'recovery': w.recovery, 'recovery_kind': w.recovery_kind,
@@ -79,11 +80,16 @@ SELECT g.* REPLACE ({'task': coalesce(g.rep.task, f.task), 'problem': coalesce(g
                      'recovery': g.rep.recovery, 'recovery_kind': g.rep.recovery_kind, 'signature': g.rep.signature,
                      'tool': g.rep.tool, 'title': g.rep.title} AS rep),
        t.trace_count, t.example_trace_ids, coalesce(v.variants, 0) AS variants,
-       -- the noise floor: one finding in one trace, no person involved, little cost, not critical and not
-       -- of a detector whose findings are always lessons (`floor: none`) is a finding, not a lesson (it
-       -- stays in detections)
-       NOT (g.occurrences = 1 AND t.trace_count = 1 AND NOT g.human AND g.wasted_steps <= 3
-            AND g.severity <> 'critical' AND NOT g.unfloored) AS listed
+       -- the noise floor: a cause met in one trace with no person involved, not critical and not of a
+       -- detector whose findings are always lessons (`floor: none`), is findings, not a lesson (they stay
+       -- in detections) when it is a one-off of little cost (one finding, three wasted calls or fewer), a
+       -- slip the agent fixed itself at once (three findings or fewer, each followed by a call that
+       -- worked, three wasted calls or fewer in all), or the environment failing in that one trace (an
+       -- outage is that night's incident; met in several traces, it is a lesson for operators)
+       NOT (t.trace_count = 1 AND NOT g.human AND g.severity <> 'critical' AND NOT g.unfloored
+            AND ((g.occurrences = 1 AND g.wasted_steps <= 3)
+                 OR (g.self_fixed AND g.occurrences <= 3 AND g.wasted_steps <= 3)
+                 OR g.category = 'environment')) AS listed
 FROM grouped g JOIN traces_of t USING (lesson_id) LEFT JOIN variants_of v USING (lesson_id)
 LEFT JOIN filled f USING (lesson_id);
 

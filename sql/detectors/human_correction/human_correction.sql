@@ -14,7 +14,10 @@
 --   A correction needs a person: text an agent framework writes in the user's place (an observation, a
 --   format error, a timeout or step-limit notice, a continue prompt: lw_harness_text) is none.
 --   The cause is what the correction names (its words: lw_key_words), whatever the task; an interruption
---   without words is about the tool the agent was running. What to do instead is the correction itself.
+--   without words is about the tool the agent was running. A correction that reports a failure the agent
+--   had not seen (lw_reports_failure) or asks why it did not run or test its work (lw_asks_for_check) is
+--   one cause wherever it happens, whatever it quotes: the agent handed back work it had not checked.
+--   What to do instead is the correction itself.
 -- family: human_correction
 -- lesson: Apply this reviewer correction up front: {evidence}
 WITH turns AS (
@@ -47,7 +50,8 @@ found AS (
            NULL AS severity, NULL AS confidence,
            -- a bare interruption says nothing but that the agent had to be stopped
            regexp_matches(ltrim(coalesce(e.content, '')), '^(\[Request interrupted|The user doesn''t want to proceed with this tool use|User chose to stay in plan mode)')
-               OR trim(coalesce(e.content, '')) = '' AS wordless, false AS outcome
+               OR trim(coalesce(e.content, '')) = '' AS wordless, false AS outcome,
+           lw_reports_failure(lower(coalesce(e.content, ''))) OR lw_asks_for_check(lower(coalesce(e.content, ''))) AS unchecked
     FROM events e
     WHERE e.type = 'human_correction'
 
@@ -58,7 +62,7 @@ found AS (
                || coalesce((SELECT arg_max(e.content, e.seq) FROM events e
                             WHERE e.trace_id = t.trace_id AND e.content IS NOT NULL
                               AND e.type IN ('final_answer', 'assistant_message')), '(none)'),
-           'The run ended corrected by a human, but the correction itself was not recorded.', NULL, NULL, false, true
+           'The run ended corrected by a human, but the correction itself was not recorded.', NULL, NULL, false, true, false
     FROM traces t
     WHERE lower(trim(t.outcome)) IN ('corrected_by_human', 'human_corrected', 'corrected')
       AND NOT EXISTS (SELECT 1 FROM events e WHERE e.trace_id = t.trace_id AND e.type = 'human_correction')
@@ -69,8 +73,9 @@ found AS (
            CASE WHEN r.seq IS NOT NULL THEN 'The user had to repeat a request.'
                 WHEN lw_reports_failure(s.said) AND NOT lw_objection(s.said)
                      THEN 'The user reported that what the agent did does not work.'
+                WHEN lw_asks_for_check(s.said) THEN 'The user had to ask the agent to run or test its own work.'
                 ELSE 'The user corrected what the agent had just done or said.' END,
-           'medium', 'likely', false, false
+           'medium', 'likely', false, false, lw_reports_failure(s.said) OR lw_asks_for_check(s.said)
     FROM said s LEFT JOIN repeated r USING (trace_id, seq)
     WHERE NOT EXISTS (SELECT 1 FROM events c WHERE c.trace_id = s.trace_id AND c.type = 'human_correction'
                                                AND c.seq BETWEEN s.seq - 2 AND s.seq + 2)
@@ -93,13 +98,14 @@ turned AS (
 episodes AS (
     SELECT trace_id, episode,
            arg_min({'event_id': event_id, 'seq': seq, 'evidence': evidence, 'problem': problem, 'severity': severity,
-                    'confidence': confidence, 'wordless': wordless, 'outcome': outcome}, seq) AS first,
+                    'confidence': confidence, 'wordless': wordless, 'outcome': outcome, 'unchecked': unchecked}, seq) AS first,
            max(seq) AS last_seq, max(turn) AS last_turn, count(*) AS times
     FROM (SELECT *, sum(starts) OVER (PARTITION BY trace_id ORDER BY seq) AS episode FROM turned)
     GROUP BY trace_id, episode
     UNION ALL
     SELECT trace_id, NULL, {'event_id': event_id, 'seq': seq, 'evidence': evidence, 'problem': problem,
-                            'severity': severity, 'confidence': confidence, 'wordless': wordless, 'outcome': outcome},
+                            'severity': severity, 'confidence': confidence, 'wordless': wordless, 'outcome': outcome,
+                            'unchecked': unchecked},
            NULL, NULL, 1
     FROM found WHERE seq IS NULL
 ),
@@ -133,6 +139,7 @@ SELECT e.trace_id, e.first.event_id AS event_id, e.first.seq AS seq, lw_quote(e.
        e.first.severity AS severity, e.first.confidence AS confidence,
        CASE WHEN e.first.wordless THEN 'interrupted while running ' || coalesce(c.tool_key, 'a step')
             WHEN e.first.outcome THEN 'corrected by a human, correction not recorded'
+            WHEN e.first.unchecked THEN 'work handed back unchecked: the user found the failure or asked for the check'
             ELSE coalesce(nullif(lw_key_words(e.first.evidence, 12), ''), lw_mask(e.first.evidence)) END AS signature,
        c.tool_key AS tool,
        -- a bare interruption says nothing of what to do instead: no recovery, and no person's words
@@ -145,12 +152,16 @@ SELECT e.trace_id, e.first.event_id AS event_id, e.first.seq AS seq, lw_quote(e.
             WHEN NOT e.first.outcome THEN 'correction' END AS recovery_kind,
        CASE WHEN e.first.wordless THEN 'The user stopped the agent while it ran `' || coalesce(c.tool_key, 'a step') || '`'
             WHEN e.first.outcome THEN 'A human corrected the run; the correction was not recorded'
+            WHEN e.first.unchecked THEN 'The user found what the agent had not checked: "' || lw_clip(lw_quote(e.first.evidence, 300), 36) || '"'
             ELSE 'The user had to say: "' || lw_clip(lw_quote(e.first.evidence, 300), 56) || '"' END AS title,
        CASE WHEN e.first.wordless
             THEN 'The user had to stop the agent while it ran `' || coalesce(c.tool_key, 'a step') || '`: check with the user before running it'
             WHEN e.first.outcome
             THEN 'A human corrected this run but the correction was not recorded: record what they changed, so the next run can learn it ('
                  || lw_clip(e.first.evidence, 200) || ').'
+            WHEN e.first.unchecked
+            THEN 'Run what you changed (the program, its tests, what CI runs) and read the result before you say it works: '
+                 || 'the user had to find the failure or ask for the check ("' || lw_quote(e.first.evidence, 240) || '").'
             ELSE 'Apply up front what the user had to tell the agent' || coalesce(' (it was running `' || c.tool_key || '`)', '')
                  || ': "' || lw_quote(e.first.evidence, 240) || '"' END
            || CASE WHEN e.first.wordless THEN '.'

@@ -1,0 +1,128 @@
+"""Lessons are causes (docs/lessons.md): findings of one cause across sessions, tasks and wordings are one
+lesson, what worked is kept with it, and the noise floor keeps the findings that are no rule out of the
+list. Each case is a small set of chat conversations of our own writing, run whole (pipeline.run_local)
+into a real database."""
+
+import json
+from pathlib import Path
+
+import duckdb
+
+from lessonweaver.config import Settings
+from lessonweaver.pipeline import run_local
+
+
+def call(n: int, command: str) -> dict:
+    return {"role": "assistant", "content": None,
+            "tool_calls": [{"id": f"c{n}", "type": "function",
+                            "function": {"name": "bash", "arguments": json.dumps({"command": command})}}]}
+
+
+def result(n: int, text: str) -> dict:
+    return {"role": "tool", "tool_call_id": f"c{n}", "content": text}
+
+
+def conversation(cid: str, task: str, *messages: dict) -> dict:
+    return {"id": cid, "messages": [{"role": "user", "content": task}, *messages,
+                                    {"role": "assistant", "content": "Done: the change is in."}]}
+
+
+def weave(tmp_path: Path, conversations: list[dict]) -> duckdb.DuckDBPyConnection:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "sessions.jsonl").write_text("".join(json.dumps(c) + "\n" for c in conversations))
+    db = tmp_path / "lw.duckdb"
+    run_local(Settings(paths=(str(folder),), db=str(db), out=str(tmp_path / "out"), workers=1))
+    return duckdb.connect(str(db), read_only=True)
+
+
+def lessons(con) -> list[tuple]:
+    return con.execute("SELECT family, trace_count, occurrences FROM lessons ORDER BY family, trace_count").fetchall()
+
+
+def test_one_failure_in_many_sessions_and_tasks_is_one_cause_with_what_worked(tmp_path):
+    """`npm test` failing with `jest: command not found` in three sessions of three tasks, with other line
+    numbers in its output: one lesson, and what worked (`npx jest`) is in its rule."""
+    con = weave(tmp_path, [conversation(f"s{i}", task,
+                                        call(1, "npm test"), result(1, f"Error: sh: line {i}: jest: command not found"),
+                                        call(2, "npx jest"), result(2, "Tests: 12 passed"))
+                           for i, task in enumerate(["Fix the cart total", "Add a coupon field", "Rename the API"], 1)])
+    ((title, signature, recovery, lesson, traces),) = con.execute(
+        "SELECT title, signature, recovery, lesson, trace_count FROM lessons").fetchall()
+    assert traces == 3
+    assert signature == "npm test: sh: line #: jest: command not found"
+    assert recovery == "`npx jest`" and "`npx jest`" in lesson
+    assert "Fix the cart" not in title + lesson  # the task is context, never identity
+
+
+def test_an_edit_that_did_not_apply_is_one_cause_however_the_tool_words_it(tmp_path):
+    """A patch tool that fails with two different messages in two sessions, each fixed by patching again
+    with other input: one cause (the edit did not match the file), not one per message."""
+    def patch(n: int, body: str) -> dict:
+        return call(n, f"apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: src/cart.py\n{body}\n*** End Patch\nEOF")
+    con = weave(tmp_path, [
+        conversation("p1", "Fix the cart total",
+                     patch(1, "@@\n-total = 0\n+total = 0.0"), result(1, "Error: Failed to find expected lines in src/cart.py"),
+                     patch(2, "@@\n-total=0\n+total = 0.0"), result(2, "Success. Updated the following files: src/cart.py")),
+        conversation("p2", "Add a coupon field",
+                     patch(1, "total = 0.0"), result(1, "Error: invalid hunk at line 3, 'total' is not a valid hunk header"),
+                     patch(2, "@@\n+coupon = None"), result(2, "Success. Updated the following files: src/cart.py")),
+    ])
+    assert con.execute("SELECT signature, trace_count FROM lessons").fetchall() == [
+        ("apply_patch: the edit did not apply", 2)]
+
+
+def test_work_handed_back_unchecked_is_one_cause_whatever_the_user_pasted(tmp_path):
+    """Two people in two sessions paste different failures of work the agent said was done, and one asks
+    why it did not run it: one cause, ranked above a correction made once."""
+    con = weave(tmp_path, [
+        conversation("u1", "Add an export button",
+                     {"role": "assistant", "content": "The export button is added."},
+                     {"role": "user", "content": "Traceback (most recent call last):\n  File \"app.py\", line 3\nImportError: cannot import name 'Exporter'"}),
+        conversation("u2", "Make the build pass",
+                     {"role": "assistant", "content": "The build should pass now."},
+                     {"role": "user", "content": "CI still fails: mkdocs: command not found"}),
+        conversation("u3", "Write the release script",
+                     {"role": "assistant", "content": "The script is written."},
+                     {"role": "user", "content": "why won't you run it?"}),
+        conversation("u4", "Tidy the readme",
+                     {"role": "assistant", "content": "I used British spelling throughout."},
+                     {"role": "user", "content": "That's not what I asked: keep the American spelling of the product names"}),
+    ])
+    got = con.execute("SELECT signature, trace_count, human FROM lessons ORDER BY priority DESC").fetchall()
+    assert got[0] == ("work handed back unchecked: the user found the failure or asked for the check", 3, True)
+    assert len(got) == 2 and got[1][1] == 1  # the spelling correction is its own lesson, below
+    rule = con.execute("SELECT lesson FROM lessons ORDER BY priority DESC LIMIT 1").fetchone()[0]
+    assert rule.startswith("Run what you changed")
+
+
+def test_the_noise_floor(tmp_path):
+    """Below the floor, in one trace with no person: a one-off; a slip the agent fixed at once (two
+    failures, each followed by a call that worked); the environment failing. The same slip in two traces,
+    or a one-off that cost many calls, is a lesson."""
+    slip = (call(1, "pytest -q"), result(1, "Error: E   AssertionError: assert 3 == 4"),
+            call(2, "sed -i s/3/4/ src/calc.py"), result(2, ""),
+            call(3, "pytest -q"), result(3, "4 passed"),
+            call(4, "pytest -q"), result(4, "Error: E   AssertionError: assert 5 == 6"),
+            call(5, "sed -i s/5/6/ src/calc.py"), result(5, ""),
+            call(6, "pytest -q"), result(6, "4 passed"))
+    costly = (call(1, "make lint"), result(1, "Error: E501 line too long"),
+              *[m for n in range(2, 8) for m in (call(n, f"cat src/part{n}.py"), result(n, "x = 1"))],
+              call(8, "make lint"), result(8, "ok"))
+    outage = (call(1, "curl https://api.example.test"), result(1, "Error: 429 Too Many Requests: rate limit exceeded"),
+              call(2, "curl https://api.example.test"), result(2, "Error: 429 Too Many Requests: rate limit exceeded"))
+    con = weave(tmp_path, [conversation("slip", "Fix the calculator", *slip),
+                           conversation("costly", "Tidy the code", *costly),
+                           conversation("again1", "Fix the totals", *slip[:6]),
+                           conversation("again2", "Fix the sums", *slip[:6])])
+    rows = con.execute("SELECT signature, trace_count FROM lessons ORDER BY signature").fetchall()
+    assert rows == [("make lint: e# line too long", 1),
+                    ("pytest: e assertionerror: assert # == #", 3)]
+    con.close()
+
+    (tmp_path / "alone").mkdir()
+    con = weave(tmp_path / "alone", [conversation("one-slip", "Fix the calculator", *slip),
+                                     conversation("outage", "Call the API", *outage)])
+    assert lessons(con) == []  # the slip fixed at once and the outage in one trace are findings only
+    below = con.execute("SELECT count(*) FROM detections WHERE lesson_id NOT IN (SELECT lesson_id FROM lessons)").fetchone()[0]
+    assert below == con.execute("SELECT count(*) FROM detections").fetchone()[0] > 0
