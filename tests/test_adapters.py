@@ -56,6 +56,8 @@ CASES = {
     "stream": Case(FORMATS / "stream" / "documented_tool_retry.jsonl", 1, 13,
                    ('"event_type": "task_start_react", "scope": "task", "action": "start", "category": "react"',
                     f'"event_type": "{NEW_KIND}", "scope": "task", "action": "start", "category": "{NEW_KIND}"')),
+    "tau2": Case(FORMATS / "tau2" / "kestrel_mobile_results.json", 4, 62,
+                 ('"role": "user"', f'"role": "{NEW_KIND}"')),
     "traceevent": Case(FORMATS / "traceevent" / "single_agent_retry.jsonl", 1, 11,
                        ('"event_type": "agent_start"', f'"event_type": "{NEW_KIND}"')),
 }
