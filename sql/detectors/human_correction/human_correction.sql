@@ -11,6 +11,9 @@
 --   thanks"), changing their mind ("Actually, I'd rather...") or adding something is no correction.
 --   Also (likely, medium) a user turn reporting that what the agent did does not work: a pasted error or
 --   traceback, "it still fails", "it exits immediately", "you broke something".
+--   What a person reports right after acting themselves (a customer who ran a test or toggled a setting on
+--   their own device, with tool calls of their own since the agent spoke) is the outcome of their own step,
+--   not a correction of the agent, unless it repeats an earlier request.
 --   A correction needs a person: text an agent framework writes in the user's place (an observation, a
 --   format error, a timeout or step-limit notice, a continue prompt: lw_harness_text) is none.
 --   The cause is what the correction names (its words: lw_key_words), whatever the task; an interruption
@@ -33,6 +36,17 @@ WITH turns AS (
 ),
 said AS (
     SELECT * FROM turns WHERE type = 'user_message' AND nth_user > 1 AND agent_before IS NOT NULL
+),
+-- turns in which the person first acted themselves (a tool call of theirs since the agent last spoke: a
+-- customer toggling a setting on their own phone): what they then say is the outcome of their own step
+own_step AS (
+    SELECT trace_id, seq
+    FROM (SELECT trace_id, seq, type,
+                 max(CASE WHEN type = 'tool_call' AND actor = 'human' THEN seq END) OVER before AS last_own,
+                 max(CASE WHEN type IN ('assistant_message', 'final_answer') THEN seq END) OVER before AS last_agent
+          FROM facts WHERE type IN ('tool_call', 'assistant_message', 'final_answer', 'user_message')
+          WINDOW before AS (PARTITION BY trace_id ORDER BY seq ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING))
+    WHERE type = 'user_message' AND last_own > coalesce(last_agent, -1)
 ),
 repeated AS (
     -- nearly the same words as an earlier request of the same user (5 words or more)
@@ -77,7 +91,9 @@ found AS (
                 ELSE 'The user corrected what the agent had just done or said.' END,
            'medium', 'likely', false, false, lw_reports_failure(s.said) OR lw_asks_for_check(s.said)
     FROM said s LEFT JOIN repeated r USING (trace_id, seq)
-    WHERE NOT EXISTS (SELECT 1 FROM events c WHERE c.trace_id = s.trace_id AND c.type = 'human_correction'
+    LEFT JOIN own_step o ON o.trace_id = s.trace_id AND o.seq = s.seq
+    WHERE (r.seq IS NOT NULL OR o.seq IS NULL)
+      AND NOT EXISTS (SELECT 1 FROM events c WHERE c.trace_id = s.trace_id AND c.type = 'human_correction'
                                                AND c.seq BETWEEN s.seq - 2 AND s.seq + 2)
       AND (r.seq IS NOT NULL
            OR lw_objection(s.said)
