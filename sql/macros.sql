@@ -167,12 +167,14 @@ CREATE OR REPLACE MACRO lw_stem_matches(w, s) AS
 -- The action class of a tool call, or NULL for a tool that reads (its name starts with get, list, search,
 -- find, read and the like). By the tool's name; for a shell tool (bash, shell, exec, a terminal), by the
 -- command it ran.
+CREATE OR REPLACE MACRO lw_lookup_tool(tool_name) AS
+    lw_words(tool_name)[1] IN ('get', 'list', 'search', 'find', 'fetch', 'read', 'lookup', 'query', 'view',
+                               'show', 'check', 'describe', 'retrieve', 'count', 'calculate', 'think',
+                               'validate', 'verify', 'compute', 'estimate', 'preview', 'grep', 'glob', 'web',
+                               'browse', 'inspect', 'load', 'download', 'lookup', 'status', 'ask', 'todo');
+
 CREATE OR REPLACE MACRO lw_tool_action(tool_name, command) AS
-    CASE WHEN lw_words(tool_name)[1] IN ('get', 'list', 'search', 'find', 'fetch', 'read', 'lookup', 'query', 'view',
-                                          'show', 'check', 'describe', 'retrieve', 'count', 'calculate', 'think',
-                                          'validate', 'verify', 'compute', 'estimate', 'preview', 'grep', 'glob', 'web',
-                                          'browse', 'inspect', 'load', 'download', 'lookup', 'status', 'ask', 'todo')
-         THEN NULL ELSE
+    CASE WHEN lw_lookup_tool(tool_name) THEN NULL ELSE
     (SELECT arg_min(c.class, c.pos) FROM (
         SELECT unnest(lw_action_classes()).class AS class, unnest(lw_action_classes()).stems AS stems,
                generate_subscripts(lw_action_classes(), 1) AS pos) c
@@ -412,6 +414,21 @@ CREATE OR REPLACE MACRO lw_edited_files(command) AS
                   AND NOT regexp_matches(coalesce(command, ''), '"command"\s*:\s*"view"')
              THEN regexp_extract_all(command, '"(?:file_path|path|notebook_path)"\s*:\s*"([^"]+)"', 1) ELSE [] END,
         regexp_extract_all(coalesce(command, ''), '\bsed -i\S*\s+(?:''[^'']*''|"[^"]*"|\S+)\s+(\S+)', 1)));
+
+-- The exit code a shell's output reports at its end, as agent frameworks write it: OpenHands' `[Command
+-- finished with exit code N]`, mini-swe-agent's `<returncode>N</returncode>`, `Exit code: N` (Codex and
+-- others); NULL when it reports none.
+CREATE OR REPLACE MACRO lw_exit_code(txt) AS
+    TRY_CAST(coalesce(
+        nullif(regexp_extract(coalesce(txt, ''), '\[Command finished with exit code (-?\d+)\]\s*$', 1), ''),
+        nullif(regexp_extract(coalesce(txt, ''), '^\s*<returncode>(-?\d+)</returncode>', 1), ''),
+        nullif(regexp_extract(coalesce(txt, ''), '^\s*Exit code:\s*(-?\d+)\b', 1), '')) AS INTEGER);
+
+-- Does a shell command change files beyond what lw_edited_files names: a redirect into a file, a file
+-- created, moved, copied or removed, a patch or checkout applied?
+CREATE OR REPLACE MACRO lw_changes_files(command) AS
+    regexp_matches(coalesce(command, ''),
+                   '(^|[;&|(]\s*)(rm|mv|cp|touch|mkdir|rmdir|patch|truncate|tee)\s|[^<>&0-9]>>?\s*[^\s&>]|\bgit\s+(apply|checkout|restore|reset|stash|am|revert|cherry-pick|mv|rm)\b|\bsed\s+-i');
 
 -- Does a call only look (read a file, search, list, show a diff), so that it cannot be what fixed
 -- something? By its tool_key (lw_tool_key) and the command it ran.

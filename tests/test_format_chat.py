@@ -138,3 +138,29 @@ def test_the_real_tau_bench_sample():
     assert con.execute("SELECT count(*) FROM events WHERE type = 'tool_result' AND tool_name IS NULL").fetchone()[0] == 0
     assert con.execute("SELECT count(*) FROM events WHERE content LIKE '# Airline Agent Policy%'").fetchone()[0] == 0
     assert con.execute("SELECT count(*) FROM events WHERE type = 'tool_result' AND NOT success").fetchone()[0] > 0
+
+
+def test_an_llm_call_log_ends_with_the_models_answer_and_exit_codes_say_failed(tmp_path: Path):
+    """A record that logs one model call (OpenHands' log_completions: `messages` sent and the `response`
+    the model gave) is the conversation with that answer last; a shell result that ends with a non-zero
+    exit code, as OpenHands, mini-swe-agent and Codex report it, is a failed result."""
+    def call(i: str, command: str) -> dict:
+        return {"id": i, "type": "function", "function": {"name": "execute_bash", "arguments": json.dumps({"command": command})}}
+    record = {"id": "llm-log-1", "messages": [
+        {"role": "system", "content": "You are a coding agent."},
+        {"role": "user", "content": "Fix the failing test in /repo."},
+        {"role": "assistant", "content": "Run it.", "tool_calls": [call("c1", "pytest -q")]},
+        {"role": "tool", "tool_call_id": "c1", "content": "1 failed\n[Command finished with exit code 1]"},
+        {"role": "assistant", "content": "Again.", "tool_calls": [call("c2", "pytest -q")]},
+        {"role": "tool", "tool_call_id": "c2", "content": "<returncode>0</returncode>\n<output>5 passed</output>"},
+        {"role": "assistant", "content": "Lint.", "tool_calls": [call("c3", "ruff check .")]},
+        {"role": "tool", "tool_call_id": "c3", "content": "Exit code: 2\nruff: command not found"}],
+        "response": {"id": "r", "object": "chat.completion", "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+            "role": "assistant", "content": "All done.",
+            "tool_calls": [{"id": "c4", "type": "function", "function": {"name": "finish", "arguments": "{}"}}]}}]}}
+    con = stage([write_jsonl(tmp_path / "completions.jsonl", [record])])
+    events = events_of(con, "llm-log-1")
+    assert [(e["type"], e["tool_name"], e["status"]) for e in events if e["type"] == "tool_result"] == [
+        ("tool_result", "execute_bash", "error"), ("tool_result", "execute_bash", "ok"), ("tool_result", "execute_bash", "error")]
+    assert [(e["type"], e["tool_name"], e["content"]) for e in events[-2:]] == [
+        ("final_answer", None, "All done."), ("tool_call", "finish", "finish")]

@@ -25,7 +25,10 @@
 -- is the final_answer); assistant tool calls (OpenAI `tool_calls`, `function_call`, Anthropic `tool_use`
 -- blocks) become tool_call events, and `tool` / `function` messages and Anthropic `tool_result` blocks
 -- tool_result events, paired with their call by its id. A tool result that reports an error (`is_error`,
--- text starting with Error or Exception, a JSON object with an `error` key) is a failed tool result.
+-- text starting with Error or Exception, a JSON object with an `error` key, a shell's non-zero exit code
+-- as agent frameworks report it: lw_exit_code) is a failed tool result. A record that logs one model call
+-- (`messages` and the model's `response`, as OpenHands' completion logs and LLM proxies write them) is the
+-- conversation with the answer the model gave as its last message.
 
 CREATE OR REPLACE TEMP TABLE chat_docs AS
 SELECT file_id, file, line, record, doc,
@@ -59,7 +62,12 @@ SELECT file_id, unit, record, pos, msg, json_type(msg) AS t_msg,
 FROM (
     SELECT file_id, record AS unit, record, generate_subscripts(items, 1) AS pos, unnest(items) AS msg
     FROM (SELECT file_id, record, CASE shape WHEN 'tau' THEN json_extract(doc, '$.traj[*]')
-                                             ELSE json_extract(doc, '$.messages[*]') END AS items
+                                             -- an LLM call's log (OpenHands' log_completions, a proxy's log):
+                                             -- the messages sent, then the message the model answered with
+                                             ELSE list_concat(json_extract(doc, '$.messages[*]'),
+                                                              CASE WHEN json_type(doc, '$.response.choices[0].message') = 'OBJECT'
+                                                                   THEN [json_extract(doc, '$.response.choices[0].message')]
+                                                                   ELSE [] END) END AS items
           FROM chat_docs WHERE shape <> 'message'
             AND json_type(doc, CASE shape WHEN 'tau' THEN '$.traj' ELSE '$.messages' END) = 'ARRAY')
     UNION ALL
@@ -146,6 +154,7 @@ CREATE OR REPLACE TEMP TABLE chat_events AS
 SELECT p.*, coalesce(p.tool_name, c.tool_name) AS tool,
        p.kind = 'tool_result' AND (coalesce(p.is_error, false)
            OR regexp_matches(coalesce(p.text, ''), '^\s*(Error|ERROR|error|Exception|Traceback)\b')
+           OR coalesce(lw_exit_code(p.text), 0) <> 0
            OR CASE WHEN json_valid(p.text) THEN json_type(p.text) = 'OBJECT' AND json_exists(p.text, '$.error')
                    ELSE false END) AS failed,
        row_number() OVER (PARTITION BY p.file_id, p.unit ORDER BY p.pos, p.sub) AS seq,
