@@ -7,6 +7,7 @@
 --                 an error recorded on its span; result_event_id its id (where a finding about the call's
 --                 outcome points)
 --   command       what a call ran: a shell's command (lw_command), else its arguments
+--   call_hash     the call's whole arguments, hashed: two calls with one hash are the same call
 --   tool_key      what a call is about, for grouping: the program a shell ran, else the tool (lw_tool_key)
 --   output        what came back: its result's text (or the error on its span, or its own text)
 --   failed        the call or its result failed, or an error was recorded on its span
@@ -39,8 +40,11 @@ WITH ev AS (
 ),
 calls AS (
     SELECT trace_id, seq, event_id, tool_name, call_ref, actor, own_failed, turn, content, raw_type, given_actor,
-           -- what it ran, as a person would write it: a shell's command, else the tool and its arguments
+           md5(coalesce(args, '')) AS call_hash,
+           -- what it ran, as a person would write it: a shell's command, else the tool and all its arguments
+           -- (an editor's `command` is only its sub-command: `view`, `create`, not what it viewed or made)
            CASE WHEN lw_shell_tool(tool_name) THEN lw_command(args)
+                WHEN json_valid(args) AND json_type(args) = 'OBJECT' THEN concat_ws(' ', tool_name, nullif(args, '{}'))
                 ELSE concat_ws(' ', tool_name, nullif(nullif(lw_command(args), tool_name), '{}')) END AS command
     FROM ev WHERE type = 'tool_call'
 ),
@@ -164,7 +168,7 @@ costed AS (
     ASOF LEFT JOIN agent_calls b ON b.trace_id = r.trace_id AND r.recovery_seq > b.seq
 )
 SELECT e.trace_id, e.seq, e.event_id, e.type, e.tool_name, e.actor, e.turn,
-       j.result_seq, j.result_event_id, j.command, j.tool_key, j.output,
+       j.result_seq, j.result_event_id, j.command, j.call_hash, j.tool_key, j.output,
        coalesce(j.failed, e.own_failed) AS failed, j.environment, j.error,
        -- an edit that did not apply is one cause per tool, however the tool words it (a hunk it cannot
        -- parse, lines it cannot find, a file that is not there): the edit did not match the file or the

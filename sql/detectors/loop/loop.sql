@@ -3,21 +3,37 @@
 -- severity: medium
 -- family: tool_failure
 -- description: The same call made three or more times unchanged (the same tool, or shell command, with
---   the same arguments), or the same failing call repeated unchanged (failed again): the agent is not
---   learning from what the tool told it. Calls with different arguments (one reservation, then another)
+--   the same arguments and the same answer), or the same failing call repeated unchanged (failed again):
+--   the agent is not learning from what the tool told it. Unchanged means the agent changed no file in
+--   between (an edit, a file created, moved or removed): a check run again after an edit is progress. Calls with different arguments (one reservation, then another)
 --   are no loop; neither is one retry of a call that then succeeded. A failing call repeated is the same
 --   cause as its retry (family tool_failure), with what worked after it.
 -- lesson: Stop repeating a call that gives the same answer; change the arguments or the approach: {evidence}
-WITH calls AS (
-    SELECT *, md5(coalesce(command, '')) AS same
+WITH agent_calls AS (
+    SELECT *, md5(coalesce(output, '')) AS answer,
+           -- the calls before it that changed something (a file edited, created, moved or removed)
+           count(*) FILTER (WHERE len(lw_edited_files(command)) > 0 OR lw_changes_files(command))
+               OVER (PARTITION BY trace_id ORDER BY seq ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS changes
     FROM facts WHERE type = 'tool_call' AND actor = 'agent' AND tool_name IS NOT NULL
+),
+-- the same call is the same arguments with nothing changed in between: running the tests again after an
+-- edit is the next step, not a loop
+calls AS (
+    SELECT *, md5(call_hash || ':' || changes) AS same FROM agent_calls
 ),
 -- calls made at least twice unchanged: usually few, so only they are grouped further
 repeats AS (
     SELECT trace_id, tool_key, same FROM calls GROUP BY ALL HAVING count(*) >= 2
 ),
+-- of those, the most times one call gave one answer
+answered AS (
+    SELECT trace_id, tool_key, same, max(n) AS n
+    FROM (SELECT c.trace_id, c.tool_key, c.same, c.answer, count(*) AS n
+          FROM calls c SEMI JOIN repeats USING (trace_id, tool_key, same) GROUP BY ALL)
+    GROUP BY ALL
+),
 repeated AS (
-    SELECT c.trace_id, c.tool_key, c.same, any_value(c.command) AS command, count(*) AS n,
+    SELECT c.trace_id, c.tool_key, c.same, any_value(c.command) AS command, any_value(a.n) AS n,
            count(*) FILTER (WHERE c.failed AND NOT c.environment) AS failures,
            arg_min(coalesce(c.result_event_id, c.event_id), c.seq) AS event_id,
            arg_min(coalesce(c.result_seq, c.seq), c.seq) AS seq,
@@ -27,7 +43,7 @@ repeated AS (
            arg_max({'kind': c.recovery_kind, 'text': c.recovery, 'wasted': c.wasted_steps, 'between': c.between,
                     'changed': c.changed_files}, c.seq)
                FILTER (WHERE c.failed AND NOT c.environment) AS last
-    FROM calls c SEMI JOIN repeats USING (trace_id, tool_key, same)
+    FROM calls c JOIN answered a USING (trace_id, tool_key, same)
     GROUP BY c.trace_id, c.tool_key, c.same
 )
 SELECT trace_id, event_id, seq,
