@@ -6,12 +6,18 @@
 --   `pytest`, `git push`) called again: one finding per trace, tool and failure for the calls that
 --   failed in a row before one worked ("(3 times)"), with what worked then (other arguments, the same
 --   call once the cause was fixed, another tool, the user's words) and the calls it cost. When nothing
---   worked, the retries were exhausted: severity high. Also a retry event after an error or a failed
+--   worked, the retries were exhausted: severity high. In a run where the agent changes files (a coding
+--   run), a failure followed by a call that worked is how code gets written: severity low. Also a retry event after an error or a failed
 --   step. A failure of the model provider (its API overloaded, a usage limit) and the runtime's own
 --   retries of it are environment_error's, not this.
 -- lesson: Prevent this failure instead of retrying it: {evidence}
 WITH agent_calls AS (
     SELECT * FROM facts WHERE type = 'tool_call' AND actor = 'agent'
+),
+-- runs in which the agent changes files: there a failing call followed by another is how code gets written
+-- (edit, run, read the error, edit), so a retry that got somewhere is low; one that never did stays high
+coding AS (
+    SELECT DISTINCT trace_id FROM agent_calls WHERE len(lw_edited_files(command)) > 0 OR lw_changes_files(command)
 ),
 -- a tool's episodes: its calls since it last worked; the failures of one episode, retried, are one finding
 episodes AS (
@@ -58,7 +64,8 @@ explicit AS (
 )
 SELECT trace_id, event_id, seq,
        tool_key || ': ' || lw_clip(coalesce(error, 'failed, with no message'), 200) AS evidence,
-       CASE WHEN first.kind IN ('changed', 'again', 'other') THEN NULL ELSE 'high' END AS severity,
+       CASE WHEN first.kind NOT IN ('changed', 'again', 'other') OR first.kind IS NULL THEN 'high'
+            WHEN trace_id IN (SELECT trace_id FROM coding) THEN 'low' END AS severity,
        CASE WHEN first.kind IN ('changed', 'again', 'other')
             THEN '`' || tool_key || '` failed and was run again' || CASE WHEN times > 1 THEN ' (' || times || ' times)' ELSE '' END || '.'
             ELSE '`' || tool_key || '` kept failing and the agent never got it to work.' END AS problem,
