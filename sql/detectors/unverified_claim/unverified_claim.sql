@@ -7,7 +7,8 @@
 --   successful tool call in the trace did anything of the kind: none whose name says so (update_ticket,
 --   cancel_reservation; for a shell tool, the command it ran), and none whose arguments do (a status set to
 --   "escalated", a payment id). Adding to and updating something are one kind of action, and a call that
---   sends or posts something backs a claim of having issued or added it. A claim is "I have updated ticket
+--   sends or posts something backs a claim of having issued or added it, and a write of a kind no class
+--   names (refuel_data) a claim of adding or changing what its name names (data). A claim is "I have updated ticket
 --   55", "we cancelled it", "your reservation has been updated", "I've fixed the test and committed it";
 --   not a plan ("I will update"), a negation ("I could not update") or a condition ("once I have updated"). Lookups (get,
 --   search, list...) make no claim true or false. The object a claim names (ticket 55) is not matched
@@ -54,6 +55,8 @@ made AS (
 calls AS (
     SELECT trace_id, seq, tool_name, status, success, lw_words(lw_call_args(metadata, extra, content)) AS arg_words,
            lw_tool_action(tool_name, lw_call_args(metadata, extra, content)) AS class,
+           -- a write of a kind no class names (refuel_data, toggle_roaming): the words of its name
+           CASE WHEN NOT lw_lookup_tool(tool_name) THEN list_filter(lw_words(tool_name), lambda w: len(w) >= 4) END AS name_words,
            lead(seq) OVER (PARTITION BY trace_id, tool_name ORDER BY seq) AS next_call
     FROM events WHERE type = 'tool_call' AND trace_id IN (SELECT trace_id FROM made)  -- only traces with a claim
 ),
@@ -76,6 +79,9 @@ WHERE NOT EXISTS (
       AND (c.class = m.class OR (c.class IN ('update', 'create') AND m.class IN ('update', 'create'))
            -- a call that sends or posts something creates it where it lands (issued a voucher, added a note)
            OR (c.class = 'send' AND m.class = 'create')
+           -- a write no class names backs a claim of adding or changing what its name names ("added 2 GB of
+           -- data" after refuel_data)
+           OR (c.class IS NULL AND m.class IN ('update', 'create') AND list_has_any(c.name_words, lw_words(m.sentence)))
            OR (c.class IS NOT NULL
                AND list_bool_or(list_transform(c.arg_words, lambda w: list_bool_or(list_transform(k.stems, lambda st: lw_stem_matches(w, st))))))))
 QUALIFY row_number() OVER (PARTITION BY m.trace_id, m.event_id, m.class ORDER BY m.sentence) = 1
