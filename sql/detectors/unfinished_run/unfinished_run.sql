@@ -1,0 +1,50 @@
+-- id: unfinished_run
+-- title: The run stopped before the agent finished
+-- severity: high
+-- family: unfinished_run
+-- description: A run that ended before the agent finished its task. Either the producer says so: the
+--   outcome names a limit or an abort (tau2-bench max_steps or too_many_errors, mini-swe-agent
+--   LimitsExceeded, SWE-agent exit_cost, exit_context or exit_format, an iteration or step limit, a budget,
+--   a time-out, an agent stuck in a loop). Or the log shows it: a run given its task once (one human turn)
+--   whose last event is a call of the agent's that got no result and is not a finish or submit call: the
+--   run was cut off mid-action, at its iteration budget. A person ending an interactive session is no
+--   finding (several turns), nor is a run that ends by finishing, submitting or answering.
+-- lesson: Finish within the run's budget: {evidence}
+WITH last_event AS (
+    SELECT trace_id, max(turn) AS turns,
+           arg_max({'type': type, 'actor': actor, 'tool': tool_name, 'result': result_seq, 'command': command,
+                    'event_id': event_id, 'seq': seq}, seq) AS last,
+           count(*) FILTER (WHERE type = 'tool_call' AND actor = 'agent') AS calls
+    FROM facts GROUP BY trace_id
+),
+stopped AS (
+    SELECT t.trace_id, t.outcome,
+           regexp_extract(lower(t.outcome), '(max_steps|too_many_errors|limits?[ _]?exceeded|exit_cost|exit_context|exit_format|max(imum)?[ _]iterations?|iteration limit|step[ _]limit|budget|stuck|timed? ?out|time_?limit|context[ _](length|window))', 1) AS why
+    FROM traces t
+    WHERE regexp_matches(lower(coalesce(t.outcome, '')), '(max_steps|too_many_errors|limits?[ _]?exceeded|exit_cost|exit_context|exit_format|max(imum)?[ _]iterations?|iteration limit|step[ _]limit|budget|stuck|timed? ?out|time_?limit|context[ _](length|window))')
+)
+SELECT s.trace_id, NULL AS event_id, NULL AS seq,
+       'the run ended with ' || lw_clip(s.outcome, 120) || ' after ' || coalesce(l.calls, 0) || ' tool calls' AS evidence,
+       'The run stopped at a limit (' || s.why || ') before the agent finished.' AS problem,
+       'The run stopped at its limit (' || s.why || ') before the agent finished: plan the work to fit the budget, '
+           || 'stop exploring once the cause is found, and finish or hand over before the limit.' AS lesson,
+       'run stopped: ' || s.why AS signature,
+       'The run hit its limit before the agent finished (' || s.why || ')' AS title
+FROM stopped s LEFT JOIN last_event l USING (trace_id)
+
+UNION ALL
+
+SELECT l.trace_id, l.last.event_id, l.last.seq,
+       'the run ended mid-action after ' || l.calls || ' tool calls: the last call, `'
+           || lw_clip(lw_first_line(coalesce(l.last.command, l.last.tool), 120), 120) || '`, got no result and the agent never finished',
+       'The run was cut off mid-action, before the agent finished (its iteration budget).',
+       'The run was cut off before the agent finished, at its iteration budget: plan the work to fit the budget, '
+           || 'stop exploring once the cause is found, and finish before the limit.',
+       'run stopped: cut off mid-action',
+       'The run was cut off before the agent finished'
+FROM last_event l
+WHERE coalesce(l.turns, 0) <= 1
+  AND l.last.type = 'tool_call' AND l.last.actor = 'agent' AND l.last.result IS NULL
+  AND lower(coalesce(lw_words(l.last.tool)[1], '')) NOT IN ('finish', 'submit', 'done', 'complete', 'attempt', 'task',
+                                                             'end', 'exit', 'stop', 'final', 'answer', 'return', 'respond')
+  AND l.trace_id NOT IN (SELECT trace_id FROM stopped)
