@@ -196,15 +196,17 @@ def graded_sets(shared: Path, work: Path) -> list[Scored | None]:
 
 
 def discrimination(results: list[Scored]) -> str:
-    """Per detector and graded set: the share of passing runs it fires on, of failing runs, and the lift
-    (the failure rate of the runs it fires on over the set's base rate). A detector that fires on more than
-    half of a set's passing runs tells a user nothing about that kind of run."""
-    lines = ["Discrimination: per detector and set, the share of passing and of failing runs it fires on (any",
-             "severity), and the lift: the failure rate of those runs over the base rate (- : fires on none)", "",
+    """Per detector and graded set: the share of passing runs it flags (a finding of medium severity or
+    above, as `flagged` counts), of failing runs, and the lift (the failure rate of the runs it flags over
+    the set's base rate). A detector that flags more than half of a set's passing runs tells a user nothing
+    about that kind of run; a low or info finding is kept for lessons and SQL but flags nothing."""
+    lines = ["Discrimination: per detector and set, the share of passing and of failing runs it flags (severity",
+             "medium or above), and the lift: the failure rate of those runs over the base rate", "",
              f"{'detector':<26}{'set':<42}{'passing':>9}{'failing':>9}{'lift':>7}"]
     for detector in sorted({d for s in results for items in s.found.values() for d, _, _ in items}):
         for s in results:
-            fired = {t for t, items in s.found.items() if t in s.cases and any(d == detector for d, _, _ in items)}
+            fired = {t for t, items in s.found.items()
+                     if t in s.cases and any(d == detector and sev in FLAGGING for d, sev, _ in items)}
             if not fired:
                 continue
             passing = [t for t, c in s.cases.items() if not c.positive]
