@@ -68,8 +68,10 @@ def test_an_edit_that_did_not_apply_is_one_cause_however_the_tool_words_it(tmp_p
                      patch(1, "total = 0.0"), result(1, "Error: invalid hunk at line 3, 'total' is not a valid hunk header"),
                      patch(2, "@@\n+coupon = None"), result(2, "Success. Updated the following files: src/cart.py")),
     ])
-    assert con.execute("SELECT signature, trace_count FROM lessons").fetchall() == [
-        ("apply_patch: the edit did not apply", 2)]
+    assert sorted(con.execute("SELECT signature, trace_count FROM lessons").fetchall()) == [
+        ("apply_patch: the edit did not apply", 2),
+        # neither session ran anything after its last patch: unchecked_edit's cause, its own lesson
+        ("unchecked: nothing run after the last edit", 2)]
 
 
 def test_work_handed_back_unchecked_is_one_cause_whatever_the_user_pasted(tmp_path):

@@ -253,7 +253,9 @@ def test_samples_both_shapes_in_one_batch():
     unmapped = rows(con, "SELECT file_id, record FROM records ANTI JOIN record_traces USING (file_id, record)")
     assert unmapped == []
     found = rows(con, "SELECT detector FROM known_detections ORDER BY detector")
-    assert [d["detector"] for d in found] == ["loop", "retry"]
+    # read_file fails, is called again and works, then reads once more: a retry, not a loop (the three
+    # calls had three different answers)
+    assert [d["detector"] for d in found] == ["retry"]
 
 
 

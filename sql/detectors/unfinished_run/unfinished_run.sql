@@ -6,22 +6,26 @@
 --   outcome names a limit or an abort (tau2-bench max_steps or too_many_errors, mini-swe-agent
 --   LimitsExceeded, SWE-agent exit_cost, exit_context or exit_format, an iteration or step limit, a budget,
 --   a time-out, an agent stuck in a loop). Or the log shows it: a run given its task once (one human turn)
---   whose last event is a call of the agent's that got no result and is not a finish or submit call: the
+--   whose last event is a call of the agent's that got no result (and has no status of its own) and is not
+--   a finish or submit call: the
 --   run was cut off mid-action, at its iteration budget. A person ending an interactive session is no
 --   finding (several turns), nor is a run that ends by finishing, submitting or answering.
 -- lesson: Finish within the run's budget: {evidence}
 WITH last_event AS (
-    SELECT trace_id, max(turn) AS turns,
-           arg_max({'type': type, 'actor': actor, 'tool': tool_name, 'result': result_seq, 'command': command,
-                    'event_id': event_id, 'seq': seq}, seq) AS last,
-           count(*) FILTER (WHERE type = 'tool_call' AND actor = 'agent') AS calls
-    FROM facts GROUP BY trace_id
+    SELECT f.trace_id, max(f.turn) AS turns,
+           -- a call's outcome: its result, or a status the producer wrote on the call itself
+           arg_max({'type': f.type, 'actor': f.actor, 'tool': f.tool_name, 'command': f.command, 'event_id': f.event_id,
+                    'seq': f.seq, 'outcome': f.result_seq IS NOT NULL OR e.status IS NOT NULL OR e.success IS NOT NULL},
+                   f.seq) AS last,
+           count(*) FILTER (WHERE f.type = 'tool_call' AND f.actor = 'agent') AS calls
+    FROM facts f JOIN events e USING (trace_id, seq) GROUP BY f.trace_id
 ),
 stopped AS (
-    SELECT t.trace_id, t.outcome,
-           regexp_extract(lower(t.outcome), '(max_steps|too_many_errors|limits?[ _]?exceeded|exit_cost|exit_context|exit_format|max(imum)?[ _]iterations?|iteration limit|step[ _]limit|budget|stuck|timed? ?out|time_?limit|context[ _](length|window))', 1) AS why
-    FROM traces t
-    WHERE regexp_matches(lower(coalesce(t.outcome, '')), '(max_steps|too_many_errors|limits?[ _]?exceeded|exit_cost|exit_context|exit_format|max(imum)?[ _]iterations?|iteration limit|step[ _]limit|budget|stuck|timed? ?out|time_?limit|context[ _](length|window))')
+    SELECT * FROM (
+        SELECT trace_id, outcome,
+               regexp_extract(lower(coalesce(outcome, '')), '(max_steps|too_many_errors|limits?[ _]?exceeded|exit_cost|exit_context|exit_format|max(imum)?[ _]iterations?|iteration limit|step[ _]limit|budget|stuck|timed? ?out|time_?limit|context[ _](length|window))', 1) AS why
+        FROM traces)
+    WHERE why <> ''
 )
 SELECT s.trace_id, NULL AS event_id, NULL AS seq,
        'the run ended with ' || lw_clip(s.outcome, 120) || ' after ' || coalesce(l.calls, 0) || ' tool calls' AS evidence,
@@ -44,7 +48,7 @@ SELECT l.trace_id, l.last.event_id, l.last.seq,
        'The run was cut off before the agent finished'
 FROM last_event l
 WHERE coalesce(l.turns, 0) <= 1
-  AND l.last.type = 'tool_call' AND l.last.actor = 'agent' AND l.last.result IS NULL
+  AND l.last.type = 'tool_call' AND l.last.actor = 'agent' AND NOT l.last.outcome
   AND lower(coalesce(lw_words(l.last.tool)[1], '')) NOT IN ('finish', 'submit', 'done', 'complete', 'attempt', 'task',
                                                              'end', 'exit', 'stop', 'final', 'answer', 'return', 'respond')
   AND l.trace_id NOT IN (SELECT trace_id FROM stopped)
