@@ -406,14 +406,16 @@ CREATE OR REPLACE MACRO lw_failure_title(tool, error) AS
     || coalesce(': ' || lw_clip(regexp_replace(error, '^\s*(E\s+|error:\s*)', ''), 60), '');
 
 -- The files a call changed, as it names them: apply_patch's `*** Update File: path` headers, an editor's
--- `file_path`/`path` argument (when it writes), `sed -i ... file`.
+-- `file_path`/`path` argument (when it writes), `sed -i ... file`, an editor run as a shell command.
 CREATE OR REPLACE MACRO lw_edited_files(command) AS
     list_distinct(list_concat(
         regexp_extract_all(coalesce(command, ''), '\*\*\* (?:Update|Add) File: ([^\n]+?)\s*(?:\n|$)', 1),
         CASE WHEN regexp_matches(coalesce(command, ''), '^(Edit|Write|MultiEdit|NotebookEdit|str_replace_editor|str_replace_based_edit_tool|edit_file|write_file|create_file)\b')
                   AND NOT regexp_matches(coalesce(command, ''), '"command"\s*:\s*"view"')
              THEN regexp_extract_all(command, '"(?:file_path|path|notebook_path)"\s*:\s*"([^"]+)"', 1) ELSE [] END,
-        regexp_extract_all(coalesce(command, ''), '\bsed -i\S*\s+(?:''[^'']*''|"[^"]*"|\S+)\s+(\S+)', 1)));
+        regexp_extract_all(coalesce(command, ''), '\bsed -i\S*\s+(?:''[^'']*''|"[^"]*"|\S+)\s+(\S+)', 1),
+        -- an editor run as a shell command (SWE-agent's tools): `str_replace_editor str_replace PATH ...`
+        regexp_extract_all(coalesce(command, ''), '(?:^|[;&|]\s*)(?:str_replace_editor|edit)\s+(?:create|str_replace|insert|undo_edit)\s+(\S+)', 1)));
 
 -- The exit code a shell's output reports at its end, as agent frameworks write it: OpenHands' `[Command
 -- finished with exit code N]`, mini-swe-agent's `<returncode>N</returncode>`, `Exit code: N` (Codex and
@@ -421,8 +423,33 @@ CREATE OR REPLACE MACRO lw_edited_files(command) AS
 CREATE OR REPLACE MACRO lw_exit_code(txt) AS
     TRY_CAST(coalesce(
         nullif(regexp_extract(coalesce(txt, ''), '\[Command finished with exit code (-?\d+)\]\s*$', 1), ''),
-        nullif(regexp_extract(coalesce(txt, ''), '^\s*<returncode>(-?\d+)</returncode>', 1), ''),
+        nullif(regexp_extract(left(coalesce(txt, ''), 1000), '(?s)^\s*(?:<exception>.*?</exception>\s*)?<returncode>(-?\d+)</returncode>', 1), ''),
+        nullif(regexp_extract(coalesce(txt, ''), '^\s*\{\s*"returncode"\s*:\s*(-?\d+)', 1), ''),
         nullif(regexp_extract(coalesce(txt, ''), '^\s*Exit code:\s*(-?\d+)\b', 1), '')) AS INTEGER);
+
+-- The command an agent wrote as its action in its text: the one fenced shell block of a message
+-- (```bash, ```sh, mini-swe-agent's ```mswea_bash_command); NULL when there is none or more than one (the
+-- harness rejects those as a format error).
+CREATE OR REPLACE MACRO lw_text_action(txt) AS
+    CASE WHEN len(regexp_extract_all(coalesce(txt, ''), '```[a-z_]*\n')) = 1
+         THEN nullif(trim(regexp_extract(txt, '(?s)```(?:bash|sh|shell|console|mswea_bash_command)?\n(.*?)\n?```', 1), e' \n\r\t'), '') END;
+
+-- What a command printed, out of the harness's wrapper (`<returncode>N</returncode><output>...</output>`,
+-- with an `<exception>` before it on a time-out); other text as it is.
+CREATE OR REPLACE MACRO lw_unwrap_observation(txt) AS
+    CASE WHEN regexp_matches(coalesce(txt, ''), '(?s)^\s*(<exception>.*?</exception>\s*)?<returncode>-?\d+</returncode>')
+         THEN trim(concat_ws(chr(10),
+                   nullif(regexp_extract(txt, '(?s)^\s*<exception>(.*?)</exception>', 1), ''),
+                   regexp_extract(txt, '(?s)<output>\n?(.*?)\n?</output>\s*$', 1)))
+         -- mini-swe-agent's tool-call observation: {"returncode": N, "output": "...", "exception_info": "..."}
+         WHEN regexp_matches(coalesce(txt, ''), '^\s*\{\s*"returncode"') AND json_valid(txt)
+         THEN trim(concat_ws(chr(10), nullif(txt::JSON->>'exception_info', ''), txt::JSON->>'output'))
+         ELSE txt END;
+
+-- Is this the harness's answer to an action: a return code and output (mini-swe-agent, SWE-agent), or a
+-- time-out template?
+CREATE OR REPLACE MACRO lw_observation(txt) AS
+    regexp_matches(coalesce(txt, ''), '^\s*(<returncode>|<exception>|<output>|<observation>|The last command <command>|OBSERVATION:)');
 
 -- Does a shell command change files beyond what lw_edited_files names: a redirect into a file, a file
 -- created, moved, copied or removed, a patch or checkout applied?

@@ -1,7 +1,8 @@
 -- format: chat
 -- title: chat transcripts: OpenAI chat-completions messages, Anthropic Messages content blocks, tau-bench results
--- match: CASE WHEN list_has_any(json_keys(doc), ['messages', 'traj', 'role'])
+-- match: CASE WHEN list_has_any(json_keys(doc), ['messages', 'traj', 'role', 'history'])
 --   THEN json_type(doc, '$.messages') = 'ARRAY'
+--     OR (json_type(doc, '$.history') = 'ARRAY' AND json_exists(doc, '$.trajectory'))
 --     OR (json_type(doc, '$.traj') = 'ARRAY' AND json_exists(doc, '$.task_id'))
 --     OR (json_type(doc, '$.role') = 'VARCHAR'
 --         AND (json_exists(doc, '$.content') OR json_exists(doc, '$.tool_calls') OR json_exists(doc, '$.function_call')))
@@ -28,12 +29,21 @@
 -- text starting with Error or Exception, a JSON object with an `error` key, a shell's non-zero exit code
 -- as agent frameworks report it: lw_exit_code) is a failed tool result. A record that logs one model call
 -- (`messages` and the model's `response`, as OpenHands' completion logs and LLM proxies write them) is the
--- conversation with the answer the model gave as its last message.
+-- conversation with the answer the model gave as its last message. An agent that writes its action in its
+-- text (mini-swe-agent, SWE-agent's thought_action: one fenced shell block, or SWE-agent's own `action`
+-- field) makes a `bash` tool_call when
+-- the next message is the harness's observation (lw_observation: `<returncode>N</returncode>`, a time-out
+-- template), and that observation is its tool_result, failed at a non-zero return code or a time-out.
+-- SWE-agent's `.traj` is read from its `history` (`trajectory` repeats it step by step and is not read
+-- again). `info.exit_status` (Submitted, LimitsExceeded, exit_cost...) is the trace's outcome;
+-- mini-swe-agent's `exit` message is a workflow_step.
 
 CREATE OR REPLACE TEMP TABLE chat_docs AS
 SELECT file_id, file, line, record, doc,
        CASE WHEN json_type(doc, '$.traj') = 'ARRAY' AND json_exists(doc, '$.task_id') THEN 'tau'
             WHEN json_exists(doc, '$.messages') THEN 'conversation'
+            -- SWE-agent's .traj: `history` is the conversation (`trajectory` repeats it step by step)
+            WHEN json_type(doc, '$.history') = 'ARRAY' AND json_exists(doc, '$.trajectory') THEN 'history'
             ELSE 'message' END AS shape
 FROM records_in;
 
@@ -62,6 +72,7 @@ SELECT file_id, unit, record, pos, msg, json_type(msg) AS t_msg,
 FROM (
     SELECT file_id, record AS unit, record, generate_subscripts(items, 1) AS pos, unnest(items) AS msg
     FROM (SELECT file_id, record, CASE shape WHEN 'tau' THEN json_extract(doc, '$.traj[*]')
+                                             WHEN 'history' THEN json_extract(doc, '$.history[*]')
                                              -- an LLM call's log (OpenHands' log_completions, a proxy's log):
                                              -- the messages sent, then the message the model answered with
                                              ELSE list_concat(json_extract(doc, '$.messages[*]'),
@@ -69,7 +80,7 @@ FROM (
                                                                    THEN [json_extract(doc, '$.response.choices[0].message')]
                                                                    ELSE [] END) END AS items
           FROM chat_docs WHERE shape <> 'message'
-            AND json_type(doc, CASE shape WHEN 'tau' THEN '$.traj' ELSE '$.messages' END) = 'ARRAY')
+            AND json_type(doc, CASE shape WHEN 'tau' THEN '$.traj' WHEN 'history' THEN '$.history' ELSE '$.messages' END) = 'ARRAY')
     UNION ALL
     SELECT d.file_id, u.unit, d.record, d.record, d.doc
     FROM chat_docs d JOIN chat_units u ON u.file_id = d.file_id AND u.shape = 'message'
@@ -78,13 +89,13 @@ FROM (
 
 -- The first thing wrong with each record.
 CREATE OR REPLACE TEMP TABLE chat_problems AS
-SELECT file_id, record, 'field ''' || CASE shape WHEN 'tau' THEN 'traj' ELSE 'messages' END || ''' must be a list' AS problem
+SELECT file_id, record, 'field ''' || CASE shape WHEN 'tau' THEN 'traj' WHEN 'history' THEN 'history' ELSE 'messages' END || ''' must be a list' AS problem
 FROM chat_docs
-WHERE shape <> 'message' AND json_type(doc, CASE shape WHEN 'tau' THEN '$.traj' ELSE '$.messages' END) <> 'ARRAY'
+WHERE shape <> 'message' AND json_type(doc, CASE shape WHEN 'tau' THEN '$.traj' WHEN 'history' THEN '$.history' ELSE '$.messages' END) <> 'ARRAY'
 UNION ALL
 SELECT file_id, record, arg_min(problem, pos) FROM (
     SELECT m.file_id, m.record, m.pos,
-           CASE WHEN d.shape = 'message' THEN '' ELSE CASE d.shape WHEN 'tau' THEN 'traj' ELSE 'messages' END
+           CASE WHEN d.shape = 'message' THEN '' ELSE CASE d.shape WHEN 'tau' THEN 'traj' WHEN 'history' THEN 'history' ELSE 'messages' END
                 || '[' || (m.pos - 1) || ']: ' END
            || CASE WHEN m.t_msg <> 'OBJECT' THEN 'not an object'
                    WHEN nullif(trim(m.m.role), '') IS NULL THEN 'missing required field ''role'''
@@ -100,7 +111,17 @@ SELECT d.file_id, d.line, d.record, p.problem FROM chat_problems p JOIN chat_doc
 -- tool result blocks. A file of bare messages loses only its bad records; a conversation record with a
 -- bad message is rejected whole.
 CREATE OR REPLACE TEMP TABLE chat_parts AS
-WITH ok AS (SELECT * FROM chat_messages ANTI JOIN chat_problems USING (file_id, record)),
+WITH ok AS (
+    -- each message with its neighbours: an action an agent writes in its text (mini-swe-agent, SWE-agent's
+    -- thought_action) is answered by the harness's observation in the next message
+    SELECT *, coalesce(nullif(trim(msg->>'action', e' \n\r\t'), ''), lw_text_action(lw_content_text(m.content))) AS action,
+           lower(lag(m.role) OVER unit_order) AS prev_role,
+           coalesce(nullif(trim(lag(msg->>'action') OVER unit_order, e' \n\r\t'), ''),
+                    lw_text_action(lw_content_text(lag(m.content) OVER unit_order))) AS prev_action,
+           lw_observation(lw_content_text(lead(m.content) OVER unit_order)) AS answered
+    FROM chat_messages ANTI JOIN chat_problems USING (file_id, record)
+    WINDOW unit_order AS (PARTITION BY file_id, unit ORDER BY pos)
+),
 blocks AS (
     SELECT file_id, unit, record, pos, lower(m.role) AS role, generate_subscripts(items, 1) AS sub, unnest(items) AS b
     FROM (SELECT *, json_extract(m.content, '$[*]') AS items FROM ok WHERE json_type(m.content) = 'ARRAY')
@@ -112,6 +133,11 @@ calls AS (
 -- the text of a user, assistant or tool message (a tool message is a tool result)
 SELECT file_id, unit, record, pos, 0 AS sub, lower(m.role) AS role,
        CASE WHEN lower(m.role) IN ('tool', 'function') THEN 'tool_result'
+            -- the harness's answer to an action written in the agent's text
+            WHEN lower(m.role) IN ('user', 'human') AND prev_role IN ('assistant', 'ai', 'model')
+                 AND prev_action IS NOT NULL AND lw_observation(lw_content_text(m.content)) THEN 'tool_result'
+            -- mini-swe-agent's last message: how the run ended and what it submitted
+            WHEN lower(m.role) = 'exit' THEN 'workflow_step'
             -- an agent framework's template in the user's place (an observation, a format error, a
             -- continue notice) is a step of the harness, not a person speaking
             WHEN lower(m.role) IN ('user', 'human') AND lw_harness_text(lw_content_text(m.content)) THEN 'workflow_step'
@@ -119,11 +145,20 @@ SELECT file_id, unit, record, pos, 0 AS sub, lower(m.role) AS role,
             WHEN lower(m.role) IN ('assistant', 'ai', 'model', 'bot') THEN 'assistant_message'
             ELSE 'unknown' END AS kind,
        lw_content_text(m.content) AS text,
-       m.tool_call_id AS call_id, CASE WHEN lower(m.role) IN ('tool', 'function') THEN m.name END AS tool_name,
+       coalesce(m.tool_call_id, msg->'tool_call_ids'->>0, CASE WHEN lower(m.role) IN ('user', 'human') AND prev_action IS NOT NULL
+                                          AND lw_observation(lw_content_text(m.content)) THEN 'text-' || (pos - 1) END) AS call_id,
+       CASE WHEN lower(m.role) IN ('tool', 'function') THEN m.name END AS tool_name,
        NULL::JSON AS args, NULL::BOOLEAN AS is_error, m.role AS raw_role
 FROM ok
 WHERE lower(m.role) NOT IN ('system', 'developer')
   AND (lw_content_text(m.content) IS NOT NULL OR lower(m.role) IN ('tool', 'function'))
+UNION ALL
+-- an action written in the agent's text (one fenced shell block) that the harness answered: a bash call
+SELECT file_id, unit, record, pos, 1, 'assistant', 'tool_call', action, 'text-' || pos, 'bash',
+       json_object('command', action), NULL, 'assistant'
+FROM ok
+WHERE lower(m.role) IN ('assistant', 'ai', 'model') AND action IS NOT NULL AND answered
+  AND coalesce(json_array_length(m.tool_calls), 0) = 0
 UNION ALL
 -- OpenAI tool calls
 SELECT file_id, unit, record, pos, sub, 'assistant', 'tool_call',
@@ -155,6 +190,9 @@ SELECT p.*, coalesce(p.tool_name, c.tool_name) AS tool,
        p.kind = 'tool_result' AND (coalesce(p.is_error, false)
            OR regexp_matches(coalesce(p.text, ''), '^\s*(Error|ERROR|error|Exception|Traceback)\b')
            OR coalesce(lw_exit_code(p.text), 0) <> 0
+           -- a harness's time-out of the command (mini-swe-agent 1.x)
+           OR (p.raw_role IN ('user', 'human', 'tool') AND regexp_matches(coalesce(p.text, ''),
+                   '^\s*(OBSERVATION:\s*)?(The last command <command>.*</command> timed out|The command ''.*'' was cancelled because it took more than)'))
            OR CASE WHEN json_valid(p.text) THEN json_type(p.text) = 'OBJECT' AND json_exists(p.text, '$.error')
                    ELSE false END) AS failed,
        row_number() OVER (PARTITION BY p.file_id, p.unit ORDER BY p.pos, p.sub) AS seq,
@@ -175,7 +213,8 @@ SELECT u.trace_id, 'chat',
         WHERE e.file_id = u.file_id AND e.unit = u.unit AND e.kind = 'user_message'),
        CASE WHEN u.shape = 'tau' AND json_exists(u.doc, '$.reward')
             THEN CASE WHEN try_cast(u.doc->>'reward' AS DOUBLE) >= 1 THEN 'success' ELSE 'failed' END
-            ELSE u.doc->>'outcome' END,
+            -- mini-swe-agent and SWE-agent: how the run ended (Submitted, LimitsExceeded, exit_cost...)
+            ELSE coalesce(u.doc->>'outcome', u.doc->'info'->>'exit_status') END,
        coalesce(u.doc->'metadata'->>'tenant_id', u.doc->>'tenant_id'), u.file, u.line, NULL, NULL,
        CASE WHEN u.shape = 'tau' THEN json_object('task_id', u.doc->'task_id', 'trial', u.doc->'trial')
             ELSE u.doc->'metadata' END,
@@ -183,6 +222,9 @@ SELECT u.trace_id, 'chat',
        nullif(json_merge_patch(
            CASE WHEN u.shape = 'conversation'
                 THEN json_merge_patch(u.doc, '{"messages":null,"id":null,"conversation_id":null,"trace_id":null,"metadata":null}')
+                -- SWE-agent: the run's info and environment; not the history again, step by step or as replay
+                WHEN u.shape = 'history'
+                THEN json_merge_patch(u.doc, '{"history":null,"trajectory":null,"replay_config":null}')
                 ELSE '{}' END,
            json_object('system', coalesce((SELECT string_agg(lw_content_text(m.m.content), chr(10) || chr(10) ORDER BY m.pos)
                                             FROM chat_messages m WHERE m.file_id = u.file_id AND m.unit = u.unit
@@ -199,7 +241,7 @@ SELECT u.trace_id, e.seq, 'm' || e.pos || CASE WHEN e.sub > 0 THEN '.' || e.sub 
        CASE WHEN e.is_final THEN 'final_answer' ELSE e.kind END,
        CASE WHEN e.kind IN ('tool_call', 'tool_result') AND e.raw_role NOT IN ('tool', 'function')
             THEN e.raw_role || ':' || e.kind ELSE e.raw_role END,
-       e.text,
+       CASE WHEN e.kind = 'tool_result' THEN lw_unwrap_observation(e.text) ELSE e.text END,
        CASE WHEN e.kind = 'tool_result' THEN CASE WHEN e.failed THEN 'error' ELSE 'ok' END END,
        CASE WHEN e.kind = 'tool_result' THEN NOT e.failed END,
        CASE WHEN e.kind IN ('tool_call', 'tool_result') THEN e.tool END,

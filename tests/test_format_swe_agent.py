@@ -1,0 +1,106 @@
+"""SWE-agent `.traj` and mini-swe-agent `.traj.json` trajectories, read by the chat adapter, on files the
+producers' own run loops wrote (tests/fixtures/formats/swe_agent/, see its README) and on the real
+mini-swe-agent runs in ../shared/samples/swe-agent/ (skipped when absent).
+
+What matters: the action an agent writes in its text (one fenced shell block, or SWE-agent's `action`) is a
+bash tool call, the harness's observation after it is its result (failed at a non-zero return code or a
+time-out), the harness's templates (format errors) are no person, and `info.exit_status` is the outcome."""
+
+import pytest
+
+from conftest import REPO, SHARED, events_of, rows, stage
+
+FIXTURES = REPO / "tests" / "fixtures" / "formats" / "swe_agent"
+
+
+@pytest.fixture(scope="module")
+def con():
+    return stage([FIXTURES])
+
+
+def trace_of(con, name: str) -> str:
+    [row] = rows(con, "SELECT trace_id FROM traces WHERE file LIKE ?", [f"%{name}"])
+    return row["trace_id"]
+
+
+def shape(con, name: str) -> list[tuple]:
+    return [(e["type"], e["tool_name"], e["status"]) for e in events_of(con, trace_of(con, name))]
+
+
+def test_every_trajectory_loads_with_its_exit_status_as_outcome(con):
+    assert rows(con, "SELECT * FROM rejects") == []
+    outcomes = {r["file"].rsplit("/", 2)[-2] + "/" + r["file"].rsplit("/", 1)[-1]: r["outcome"]
+                for r in rows(con, "SELECT file, outcome FROM traces")}
+    assert outcomes == {
+        "mini-v2/shelfcount__restock-1.traj.json": "Submitted",
+        "mini-v2/shelfcount__restock-2.traj.json": "RuntimeError",
+        "mini-v2/toolcall_step_limit.traj.json": "LimitsExceeded",
+        "mini-v2/deterministic_clean.traj.json": "Submitted",
+        "mini-v1/shelfcount__restock-1.traj.json": "Submitted",
+        "mini-v1/deterministic_step_limit.traj.json": "LimitsExceeded",
+        "sweagent/shelfcount-restock-thought_action.traj": "submitted",
+        "sweagent/shelfcount-restock-function_calling.traj": "submitted (exit_cost)",
+        "sweagent/shelfcount-restock-bash_only.traj": "exit_format",
+    }
+
+
+def test_an_action_in_the_text_is_a_bash_call_and_the_observation_its_result(con):
+    events = events_of(con, trace_of(con, "mini-v2/shelfcount__restock-1.traj.json"))
+    calls = [e for e in events if e["type"] == "tool_call"]
+    results = {e["parent_id"] or e["event_id"]: e for e in events if e["type"] == "tool_result"}
+    assert [c["content"] for c in calls][:3] == ["ls", "python3 -m unittest -q test_inventory", "tail -f README.md"]
+    assert all(c["tool_name"] == "bash" for c in calls)
+    shown = [(e["status"], (e["content"] or "")[:40]) for e in events if e["type"] == "tool_result"]
+    assert shown[0] == ("ok", "README.md\ninventory.py\ntest_inventory.py")  # the output, out of its wrapper
+    assert shown[1][0] == "error"  # the failing test run: <returncode>1</returncode>
+    assert shown[2] == ("error", "An error occurred while executing the co")  # the time-out: <exception>, rc -1
+    assert results  # every result is paired with the call before it
+    # the reply with no action is the harness's format error, a workflow step of the harness, no person
+    [fmt] = [e for e in events if (e["content"] or "").startswith("Format error")]
+    assert (fmt["type"], fmt["actor"]) == ("workflow_step", "harness")
+    assert not rows(con, "SELECT * FROM detections WHERE detector = 'human_correction'")
+
+
+def test_mini_swe_agent_1_timeout_template_fails_the_call(con):
+    events = events_of(con, trace_of(con, "mini-v1/shelfcount__restock-1.traj.json"))
+    timed_out = [e for e in events if e["type"] == "tool_result" and "timed out" in (e["content"] or "")]
+    assert [e["status"] for e in timed_out] == ["error"]
+    # two actions in one reply are a format error: no call is made of that reply
+    assert not [e for e in events if e["type"] == "tool_call" and "RestockTest" in (e["content"] or "")
+                and "cat inventory.py" in (e["content"] or "")]
+
+
+def test_swe_agent_actions_and_cancelled_commands(con):
+    events = events_of(con, trace_of(con, "sweagent/shelfcount-restock-thought_action.traj"))
+    calls = [e["content"] for e in events if e["type"] == "tool_call"]
+    assert calls[:3] == ["ls", "cd /shelfcount && python3 -m unittest -q test_inventory", "sleep 20 && cat /shelfcount/README.md"]
+    cancelled = [e for e in events if e["type"] == "tool_result" and "was cancelled" in (e["content"] or "")]
+    assert [e["status"] for e in cancelled] == ["error"]
+    # function calling: results are paired by SWE-agent's tool_call_ids
+    fc = shape(con, "sweagent/shelfcount-restock-function_calling.traj")
+    assert ("tool_result", "str_replace_editor", "ok") in fc
+
+
+def test_a_tool_call_observation_is_its_output_and_return_code(con):
+    events = events_of(con, trace_of(con, "mini-v2/toolcall_step_limit.traj.json"))
+    first = next(e for e in events if e["type"] == "tool_result")
+    assert first["status"] == "error" and first["content"].startswith("======")
+
+
+def test_a_run_stopped_at_its_limit_is_found(con):
+    found = {r["trace_id"]: r["evidence"] for r in rows(con, "SELECT trace_id, evidence FROM detections WHERE detector = 'unfinished_run'")}
+    assert set(found) == {trace_of(con, "mini-v2/toolcall_step_limit.traj.json"),
+                          trace_of(con, "mini-v1/deterministic_step_limit.traj.json"),
+                          trace_of(con, "sweagent/shelfcount-restock-bash_only.traj"),
+                          trace_of(con, "sweagent/shelfcount-restock-function_calling.traj")}
+    assert found[trace_of(con, "mini-v2/toolcall_step_limit.traj.json")].startswith("the run ended with LimitsExceeded")
+
+
+@pytest.mark.skipif(not (SHARED / "samples" / "swe-agent").is_dir(), reason="needs ../shared/samples/swe-agent")
+def test_the_real_mini_swe_agent_runs():
+    real = stage([SHARED / "samples" / "swe-agent" / "trajs"])
+    assert rows(real, "SELECT * FROM rejects") == []
+    assert {r["outcome"] for r in rows(real, "SELECT outcome FROM traces")} == {"Submitted"}
+    [counts] = rows(real, "SELECT count(*) FILTER (WHERE type = 'tool_call') AS calls, "
+                          "count(*) FILTER (WHERE type = 'tool_result') AS results FROM events")
+    assert counts["calls"] > 100 and counts["calls"] == counts["results"]
