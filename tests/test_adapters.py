@@ -51,6 +51,8 @@ CASES = {
     "gdev": Case(FORMATS / "gdev" / "tool_retry.jsonl", 3, 26,
                  ('"event_type": "dedup_checked"', f'"event_type": "{NEW_KIND}"')),
     # a span is an operation whatever its kind: one of a kind not known is a step
+    "openhands": Case(FORMATS / "openhands" / "v015" / "output.jsonl", 2, 23,
+                      ('"action": "run"', f'"action": "{NEW_KIND}"'), "tool_call"),
     "otlp": Case(FORMATS / "otlp" / "spans.jsonl", 2, 8, ('"stringValue": "CHAIN"', f'"stringValue": "{NEW_KIND}"'),
                  "workflow_step"),
     "stream": Case(FORMATS / "stream" / "documented_tool_retry.jsonl", 1, 13,

@@ -29,7 +29,9 @@
 -- text starting with Error or Exception, a JSON object with an `error` key, a shell's non-zero exit code
 -- as agent frameworks report it: lw_exit_code) is a failed tool result. A record that logs one model call
 -- (`messages` and the model's `response`, as OpenHands' completion logs and LLM proxies write them) is the
--- conversation with the answer the model gave as its last message. An agent that writes its action in its
+-- conversation with the answer the model gave as its last message; a run logs every call with the
+-- conversation so far, so the logs of one run (same folder, same start) are one trace: the longest stands
+-- for it, the others are linked. An agent that writes its action in its
 -- text (mini-swe-agent, SWE-agent's thought_action: one fenced shell block, or SWE-agent's own `action`
 -- field) makes a `bash` tool_call when
 -- the next message is the harness's observation (lw_observation: `<returncode>N</returncode>`, a time-out
@@ -63,6 +65,26 @@ UNION ALL
 SELECT file_id, min(record), any_value(file), arg_min(line, record), 'message', NULL,
        'chat-' || substr(md5(any_value(file)), 1, 16)
 FROM chat_docs WHERE shape = 'message' GROUP BY file_id;
+
+-- A model call's log with no id of its own: the run it belongs to is its folder and how its conversation
+-- starts (each call of a run logs the conversation so far).
+UPDATE chat_units
+SET trace_id = 'chat-' || substr(md5(regexp_replace(file, '[^/\\]*$', '') || '#'
+                                     || coalesce(lw_content_text(json_extract(doc, '$.messages[0].content')), '') || '#'
+                                     || coalesce(lw_content_text(json_extract(doc, '$.messages[1].content')), '')), 1, 16)
+WHERE shape = 'conversation' AND json_exists(doc, '$.response')
+  AND nullif(trim(coalesce(doc->>'id', doc->>'conversation_id', doc->>'trace_id')), '') IS NULL;
+
+-- The calls of one run, each logged with the conversation so far: the log with the most messages (the
+-- last call) stands for the run, and the earlier calls' logs are linked to it.
+CREATE OR REPLACE TEMP TABLE chat_superseded AS
+SELECT file_id, unit, trace_id FROM (
+    SELECT file_id, unit, trace_id,
+           row_number() OVER (PARTITION BY trace_id ORDER BY json_array_length(doc, '$.messages') DESC, file DESC, unit DESC) AS rank
+    FROM chat_units WHERE shape = 'conversation' AND json_exists(doc, '$.response'))
+WHERE rank > 1;
+INSERT INTO record_links (file_id, record, trace_id) SELECT file_id, unit, trace_id FROM chat_superseded;
+DELETE FROM chat_units u WHERE EXISTS (SELECT 1 FROM chat_superseded x WHERE x.file_id = u.file_id AND x.unit = u.unit);
 
 -- Every message in conversation order (pos), with the record it came from.
 CREATE OR REPLACE TEMP TABLE chat_messages AS
@@ -111,15 +133,19 @@ SELECT d.file_id, d.line, d.record, p.problem FROM chat_problems p JOIN chat_doc
 -- tool result blocks. A file of bare messages loses only its bad records; a conversation record with a
 -- bad message is rejected whole.
 CREATE OR REPLACE TEMP TABLE chat_parts AS
-WITH ok AS (
-    -- each message with its neighbours: an action an agent writes in its text (mini-swe-agent, SWE-agent's
-    -- thought_action) is answered by the harness's observation in the next message
-    SELECT *, coalesce(nullif(trim(msg->>'action', e' \n\r\t'), ''), lw_text_action(lw_content_text(m.content))) AS action,
-           lower(lag(m.role) OVER unit_order) AS prev_role,
-           coalesce(nullif(trim(lag(msg->>'action') OVER unit_order, e' \n\r\t'), ''),
-                    lw_text_action(lw_content_text(lag(m.content) OVER unit_order))) AS prev_action,
-           lw_observation(lw_content_text(lead(m.content) OVER unit_order)) AS answered
+WITH own AS (
+    -- an action an agent writes in its text (mini-swe-agent, SWE-agent's thought_action) is answered by
+    -- the harness's observation in the next message
+    SELECT *, CASE WHEN lower(m.role) IN ('assistant', 'ai', 'model')
+                   THEN coalesce(nullif(trim(msg->>'action', e' \n\r\t'), ''), lw_text_action(lw_content_text(m.content))) END AS action,
+           lower(m.role) IN ('user', 'human') AND lw_observation(lw_content_text(m.content)) AS observes
     FROM chat_messages ANTI JOIN chat_problems USING (file_id, record)
+),
+ok AS (
+    -- each message with what its neighbours are (small values only: the messages themselves stay put)
+    SELECT *, lower(lag(m.role) OVER unit_order) AS prev_role, lag(action) OVER unit_order AS prev_action,
+           coalesce(lead(observes) OVER unit_order, false) AS answered
+    FROM own
     WINDOW unit_order AS (PARTITION BY file_id, unit ORDER BY pos)
 ),
 blocks AS (
@@ -134,8 +160,7 @@ calls AS (
 SELECT file_id, unit, record, pos, 0 AS sub, lower(m.role) AS role,
        CASE WHEN lower(m.role) IN ('tool', 'function') THEN 'tool_result'
             -- the harness's answer to an action written in the agent's text
-            WHEN lower(m.role) IN ('user', 'human') AND prev_role IN ('assistant', 'ai', 'model')
-                 AND prev_action IS NOT NULL AND lw_observation(lw_content_text(m.content)) THEN 'tool_result'
+            WHEN observes AND prev_role IN ('assistant', 'ai', 'model') AND prev_action IS NOT NULL THEN 'tool_result'
             -- mini-swe-agent's last message: how the run ended and what it submitted
             WHEN lower(m.role) = 'exit' THEN 'workflow_step'
             -- an agent framework's template in the user's place (an observation, a format error, a
@@ -145,8 +170,8 @@ SELECT file_id, unit, record, pos, 0 AS sub, lower(m.role) AS role,
             WHEN lower(m.role) IN ('assistant', 'ai', 'model', 'bot') THEN 'assistant_message'
             ELSE 'unknown' END AS kind,
        lw_content_text(m.content) AS text,
-       coalesce(m.tool_call_id, msg->'tool_call_ids'->>0, CASE WHEN lower(m.role) IN ('user', 'human') AND prev_action IS NOT NULL
-                                          AND lw_observation(lw_content_text(m.content)) THEN 'text-' || (pos - 1) END) AS call_id,
+       coalesce(m.tool_call_id, msg->'tool_call_ids'->>0,
+                CASE WHEN observes AND prev_action IS NOT NULL THEN 'text-' || (pos - 1) END) AS call_id,
        CASE WHEN lower(m.role) IN ('tool', 'function') THEN m.name END AS tool_name,
        NULL::JSON AS args, NULL::BOOLEAN AS is_error, m.role AS raw_role
 FROM ok
@@ -271,6 +296,7 @@ WHERE u.shape = 'message'
 
 DROP TABLE chat_docs;
 DROP TABLE chat_units;
+DROP TABLE chat_superseded;
 DROP TABLE chat_messages;
 DROP TABLE chat_problems;
 DROP TABLE chat_parts;
