@@ -228,11 +228,12 @@ def report(s: Scored, width: int) -> str:
     fp = [t for t, c in s.cases.items() if not c.positive and s.flagged(t)]
     fn = [t for t, c in s.cases.items() if c.positive and not s.flagged(t)]
     tn = len(s.cases) - len(tp) - len(fp) - len(fn)
-    precision = len(tp) / (len(tp) + len(fp)) if tp or fp else float("nan")
-    recall = len(tp) / (len(tp) + len(fn)) if tp or fn else float("nan")
     positives = sum(c.positive for c in s.cases.values())
+    precision = f"{len(tp) / (len(tp) + len(fp)):.3f}" if tp or fp else "-"
+    recall = f"{len(tp) / (len(tp) + len(fn)):.3f}" if tp or fn else "-"
+    lift = f"{len(tp) / (len(tp) + len(fp)) / (positives / len(s.cases)):.2f}" if (tp or fp) and positives else "-"
     lines = [f"{s.name}: {len(s.cases)} traces, {positives} labelled failed",
-             f"  precision {precision:.3f}  recall {recall:.3f}   "
+             f"  precision {precision}  recall {recall}  lift {lift}   "
              f"(flagged and failed {len(tp)}, flagged but passed {len(fp)}, missed {len(fn)}, rightly quiet {tn})"]
 
     def found(trace_id: str) -> str:
