@@ -8,6 +8,9 @@
 --                 outcome points)
 --   command       what a call ran: a shell's command (lw_command), else its arguments
 --   call_hash     the call's whole arguments, hashed: two calls with one hash are the same call
+--   edited        the files the call changed, as it names them (lw_edited_files)
+--   changes       the call changed files: an edit, or a shell command that writes, moves or removes
+--                 files (lw_changes_files)
 --   tool_key      what a call is about, for grouping: the program a shell ran, else the tool (lw_tool_key)
 --   output        what came back: its result's text (or the error on its span, or its own text)
 --   failed        the call or its result failed, or an error was recorded on its span
@@ -90,7 +93,7 @@ outcome AS (
     LEFT JOIN span_errors s ON s.trace_id = c.trace_id AND s.call_seq = c.seq
 ),
 judged AS (
-    SELECT o.*,
+    SELECT o.*, lw_edited_files(o.command) AS edited,
            o.failed AND lw_environment_failure('tool_call', o.raw_type, o.tool_name, o.output, o.given_actor) AS environment,
            -- a result that only repeats the tool's name, or the call itself, says nothing of what went wrong
            CASE WHEN o.failed AND trim(coalesce(o.output, '')) NOT IN (o.tool_name, o.tool_key, trim(coalesce(o.content, '')))
@@ -153,7 +156,7 @@ recovered AS (
 -- what the agent did between a failure and what worked: the tools it used and the files it changed
 steps_between AS (
     SELECT r.trace_id, r.seq, array_to_string(list_distinct(list(b.tool_key ORDER BY b.seq))[1:3], ', ') AS between,
-           array_to_string(list_distinct(flatten(list(lw_edited_files(b.command) ORDER BY b.seq)))[1:3], ', ') AS changed_files
+           array_to_string(list_distinct(flatten(list(b.edited ORDER BY b.seq)))[1:3], ', ') AS changed_files
     FROM recovered r JOIN agent_calls b ON b.trace_id = r.trace_id AND b.seq > r.seq AND b.seq < r.recovery_seq
     WHERE r.recovery_kind IN ('changed', 'again', 'other')
     GROUP BY r.trace_id, r.seq
@@ -169,11 +172,12 @@ costed AS (
 )
 SELECT e.trace_id, e.seq, e.event_id, e.type, e.tool_name, e.actor, e.turn,
        j.result_seq, j.result_event_id, j.command, j.call_hash, j.tool_key, j.output,
+       j.edited, len(j.edited) > 0 OR lw_changes_files(j.command) AS changes,
        coalesce(j.failed, e.own_failed) AS failed, j.environment, j.error,
        -- an edit that did not apply is one cause per tool, however the tool words it (a hunk it cannot
        -- parse, lines it cannot find, a file that is not there): the edit did not match the file or the
        -- tool's format
-       CASE WHEN j.error IS NOT NULL AND len(lw_edited_files(j.command)) > 0 THEN 'the edit did not apply'
+       CASE WHEN j.error IS NOT NULL AND len(j.edited) > 0 THEN 'the edit did not apply'
             WHEN j.error IS NOT NULL THEN lw_mask(j.error) END AS error_sig,
        c.recovery_seq, c.recovery_kind, c.recovery, c.recovery_tool, c.wasted_steps, s.between,
        nullif(s.changed_files, '') AS changed_files

@@ -12,14 +12,14 @@
 WITH agent_calls AS (
     SELECT *, md5(coalesce(output, '')) AS answer,
            -- the calls before it that changed something (a file edited, created, moved or removed)
-           count(*) FILTER (WHERE len(lw_edited_files(command)) > 0 OR lw_changes_files(command))
-               OVER (PARTITION BY trace_id ORDER BY seq ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS changes
+           count(*) FILTER (WHERE changes)
+               OVER (PARTITION BY trace_id ORDER BY seq ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS changed_before
     FROM facts WHERE type = 'tool_call' AND actor = 'agent' AND tool_name IS NOT NULL
 ),
 -- the same call is the same arguments with nothing changed in between: running the tests again after an
 -- edit is the next step, not a loop
 calls AS (
-    SELECT *, md5(call_hash || ':' || changes) AS same FROM agent_calls
+    SELECT *, md5(call_hash || ':' || changed_before) AS same FROM agent_calls
 ),
 -- calls made at least twice unchanged: usually few, so only they are grouped further
 repeats AS (

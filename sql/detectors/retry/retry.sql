@@ -17,7 +17,7 @@ WITH agent_calls AS (
 -- runs in which the agent changes files: there a failing call followed by another is how code gets written
 -- (edit, run, read the error, edit), so a retry that got somewhere is low; one that never did stays high
 coding AS (
-    SELECT DISTINCT trace_id FROM agent_calls WHERE len(lw_edited_files(command)) > 0 OR lw_changes_files(command)
+    SELECT DISTINCT trace_id FROM agent_calls WHERE changes
 ),
 -- a tool's episodes: its calls since it last worked; the failures of one episode, retried, are one finding
 episodes AS (

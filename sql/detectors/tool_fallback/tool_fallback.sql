@@ -13,7 +13,7 @@ WITH calls AS (
 -- runs in which the agent changes files: a script run that fails and then an editor that works is how
 -- code gets written, so there a fallback is low
 coding AS (
-    SELECT DISTINCT trace_id FROM calls WHERE len(lw_edited_files(command)) > 0 OR lw_changes_files(command)
+    SELECT DISTINCT trace_id FROM calls WHERE changes
 )
 SELECT f.trace_id, coalesce(f.result_event_id, f.event_id) AS event_id, coalesce(f.result_seq, f.seq) AS seq,
        f.tool_key || ' failed' || coalesce(' (' || lw_clip(f.error, 160) || ')', '') || ' and '

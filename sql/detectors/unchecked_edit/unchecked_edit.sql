@@ -10,18 +10,17 @@
 --   last edit is no finding; so is one with no shell at all (nothing could be run).
 -- lesson: Run what you changed (its tests, a script that exercises it, the program) after the last edit and read the result before you finish: {evidence}
 WITH calls AS (
-    SELECT trace_id, seq, event_id, tool_name, tool_key, command, result_event_id, result_seq,
+    SELECT trace_id, seq, event_id, tool_name, tool_key, command, result_event_id, result_seq, edited,
            -- an edit of code: prose and notes (Markdown, reStructuredText, plain text) need no run
-           len(list_filter(lw_edited_files(command), lambda f: NOT regexp_matches(lower(f), '\.(md|markdown|rst|txt|adoc)$'))) > 0 AS edits,
-           lw_shell_tool(tool_name) AND NOT lw_reads(tool_key, command) AND NOT lw_changes_files(command)
-               AND len(lw_edited_files(command)) = 0 AS runs
+           len(list_filter(edited, lambda f: NOT regexp_matches(lower(f), '\.(md|markdown|rst|txt|adoc)$'))) > 0 AS edits,
+           lw_shell_tool(tool_name) AND NOT lw_reads(tool_key, command) AND NOT changes AS runs
     FROM facts WHERE type = 'tool_call' AND actor = 'agent'
 ),
 per_trace AS (
     SELECT trace_id, max(seq) FILTER (WHERE edits) AS last_edit, max(seq) FILTER (WHERE runs) AS last_run,
            bool_or(lw_shell_tool(tool_name)) AS has_shell,
            arg_max({'event_id': coalesce(result_event_id, event_id), 'seq': coalesce(result_seq, seq),
-                    'files': lw_edited_files(command), 'tool': tool_key}, seq) FILTER (WHERE edits) AS edit
+                    'files': edited, 'tool': tool_key}, seq) FILTER (WHERE edits) AS edit
     FROM calls GROUP BY trace_id
 )
 SELECT trace_id, edit.event_id AS event_id, edit.seq AS seq,
