@@ -143,6 +143,11 @@ agent_worked AS (
                                 AND c.actor = 'agent' AND NOT c.failed AND NOT lw_reads(c.tool_key, c.command)
     GROUP BY e.trace_id, e.last_seq
 ),
+-- the correction as quoted, worked out once (lw_quote is a long expression: written out in each place it
+-- is used, it cost most of this query)
+quoted AS (
+    SELECT *, lw_quote(first.evidence, 300) AS q300, lw_quote(first.evidence, 240) AS q240 FROM episodes
+),
 -- what the agent was doing when it was corrected: its last call before
 context AS (
     SELECT e.trace_id, e.first.seq AS seq, c.tool_key
@@ -150,7 +155,7 @@ context AS (
          ON c.trace_id = e.trace_id AND e.first.seq > c.seq
     WHERE e.first.seq IS NOT NULL
 )
-SELECT e.trace_id, e.first.event_id AS event_id, e.first.seq AS seq, lw_quote(e.first.evidence, 300) AS evidence,
+SELECT e.trace_id, e.first.event_id AS event_id, e.first.seq AS seq, e.q300 AS evidence,
        e.first.problem || CASE WHEN e.times > 1 THEN ' The user had to step in ' || e.times || ' times in a row.' ELSE '' END AS problem,
        e.first.severity AS severity, e.first.confidence AS confidence,
        CASE WHEN e.first.wordless THEN 'interrupted while running ' || coalesce(c.tool_key, 'a step')
@@ -161,15 +166,15 @@ SELECT e.trace_id, e.first.event_id AS event_id, e.first.seq AS seq, lw_quote(e.
        -- a bare interruption says nothing of what to do instead: no recovery, and no person's words
        CASE WHEN NOT e.first.wordless THEN
            coalesce('the user said: "' || lw_quote(s.text, 200) || '"', '`' || nullif(lw_call_brief(a.text), '') || '`',
-                    CASE WHEN NOT e.first.outcome THEN 'the user''s own words: "' || lw_quote(e.first.evidence, 240) || '"' END)
+                    CASE WHEN NOT e.first.outcome THEN 'the user''s own words: "' || e.q240 || '"' END)
        END AS recovery,
        CASE WHEN e.first.wordless THEN NULL
             WHEN s.text IS NOT NULL THEN 'correction' WHEN nullif(lw_call_brief(a.text), '') IS NOT NULL THEN 'other'
             WHEN NOT e.first.outcome THEN 'correction' END AS recovery_kind,
        CASE WHEN e.first.wordless THEN 'The user stopped the agent while it ran `' || coalesce(c.tool_key, 'a step') || '`'
             WHEN e.first.outcome THEN 'A human corrected the run; the correction was not recorded'
-            WHEN e.first.unchecked THEN 'The user found what the agent had not checked: "' || lw_clip(lw_quote(e.first.evidence, 300), 36) || '"'
-            ELSE 'The user had to say: "' || lw_clip(lw_quote(e.first.evidence, 300), 56) || '"' END AS title,
+            WHEN e.first.unchecked THEN 'The user found what the agent had not checked: "' || lw_clip(e.q300, 36) || '"'
+            ELSE 'The user had to say: "' || lw_clip(e.q300, 56) || '"' END AS title,
        CASE WHEN e.first.wordless
             THEN 'The user had to stop the agent while it ran `' || coalesce(c.tool_key, 'a step') || '`: check with the user before running it'
             WHEN e.first.outcome
@@ -177,13 +182,13 @@ SELECT e.trace_id, e.first.event_id AS event_id, e.first.seq AS seq, lw_quote(e.
                  || lw_clip(e.first.evidence, 200) || ').'
             WHEN e.first.unchecked
             THEN 'Run what you changed (the program, its tests, what CI runs) and read the result before you say it works: '
-                 || 'the user had to find the failure or ask for the check ("' || lw_quote(e.first.evidence, 240) || '").'
+                 || 'the user had to find the failure or ask for the check ("' || e.q240 || '").'
             ELSE 'Apply up front what the user had to tell the agent' || coalesce(' (it was running `' || c.tool_key || '`)', '')
-                 || ': "' || lw_quote(e.first.evidence, 240) || '"' END
+                 || ': "' || e.q240 || '"' END
            || CASE WHEN e.first.wordless THEN '.'
                    WHEN s.text IS NOT NULL THEN ' What worked, as the user said: "' || lw_quote(s.text, 200) || '"'
                    WHEN nullif(lw_call_brief(a.text), '') IS NOT NULL THEN ' What worked after: `' || lw_call_brief(a.text) || '`.'
                    ELSE '' END AS lesson
-FROM episodes e LEFT JOIN context c ON c.trace_id = e.trace_id AND c.seq = e.first.seq
+FROM quoted e LEFT JOIN context c ON c.trace_id = e.trace_id AND c.seq = e.first.seq
 LEFT JOIN said_worked s ON s.trace_id = e.trace_id AND s.last_seq = e.last_seq
 LEFT JOIN agent_worked a ON a.trace_id = e.trace_id AND a.last_seq = e.last_seq
