@@ -29,7 +29,7 @@ def conversation(cid: str, task: str, *messages: dict) -> dict:
 
 def weave(tmp_path: Path, conversations: list[dict]) -> duckdb.DuckDBPyConnection:
     folder = tmp_path / "in"
-    folder.mkdir()
+    folder.mkdir(parents=True)
     (folder / "sessions.jsonl").write_text("".join(json.dumps(c) + "\n" for c in conversations))
     db = tmp_path / "lw.duckdb"
     run_local(Settings(paths=(str(folder),), db=str(db), out=str(tmp_path / "out"), workers=1))
@@ -128,3 +128,22 @@ def test_the_noise_floor(tmp_path):
     assert lessons(con) == []  # the slip fixed at once and the outage in one trace are findings only
     below = con.execute("SELECT count(*) FROM detections WHERE lesson_id NOT IN (SELECT lesson_id FROM lessons)").fetchone()[0]
     assert below == con.execute("SELECT count(*) FROM detections").fetchone()[0] > 0
+
+
+def test_the_normal_course_of_a_coding_run_in_one_session_is_below_the_floor(tmp_path):
+    """A coding run's script failing again and again while the agent edits (retry, low in a run that
+    changes files) is the normal course of such a run in one session, however many calls it took; the same
+    failure in two sessions is a lesson."""
+    def session(cid: str) -> dict:
+        return conversation(cid, "Fix the rounding of invoice totals",
+                            *[m for i in range(1, 6) for m in (
+                                call(2 * i - 1, "python3 check_totals.py"),
+                                result(2 * i - 1, "Traceback (most recent call last):\nValueError: totals differ by 0.01\nExit code: 1"),
+                                call(2 * i, f"sed -i 's/round(x, {i})/round(x, {i + 1})/' billing/totals.py"),
+                                result(2 * i, "Exit code: 0"))],
+                            call(11, "python3 check_totals.py"), result(11, "totals match\nExit code: 0"))
+    one = weave(tmp_path / "one", [session("r1")])
+    assert one.execute("SELECT count(*) FROM lessons WHERE family = 'tool_failure'").fetchone() == (0,)
+    assert one.execute("SELECT count(*) FROM detections WHERE detector = 'retry' AND severity = 'low'").fetchone() == (1,)
+    two = weave(tmp_path / "two", [session("r1"), session("r2")])
+    assert two.execute("SELECT trace_count FROM lessons WHERE family = 'tool_failure'").fetchall() == [(2,)]

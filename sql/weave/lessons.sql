@@ -85,9 +85,12 @@ SELECT g.* REPLACE ({'task': coalesce(g.rep.task, f.task), 'problem': coalesce(g
        -- in detections) when it is a one-off of little cost (one finding, three wasted calls or fewer), a
        -- slip the agent fixed itself at once (three findings or fewer, each followed by a call that
        -- worked, three wasted calls or fewer in all), or the environment failing in that one trace (an
-       -- outage is that night's incident; met in several traces, it is a lesson for operators)
+       -- outage is that night's incident; met in several traces, it is a lesson for operators), or of low
+       -- or info severity (what a detector calls the normal course of such a run: a coding run's edit, run,
+       -- read the error, edit; met in several traces, it is a lesson)
        NOT (t.trace_count = 1 AND NOT g.human AND g.severity <> 'critical' AND NOT g.unfloored
             AND ((g.occurrences = 1 AND g.wasted_steps <= 3)
+                 OR g.severity IN ('low', 'info')
                  OR (g.self_fixed AND g.occurrences <= 3 AND g.wasted_steps <= 3)
                  OR g.category = 'environment')) AS listed
 FROM grouped g JOIN traces_of t USING (lesson_id) LEFT JOIN variants_of v USING (lesson_id)
