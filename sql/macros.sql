@@ -369,7 +369,7 @@ CREATE OR REPLACE MACRO lw_key_words(txt, n) AS
 -- Does a person's turn report that what the agent did does not work: a pasted error or traceback, or
 -- words like "it still fails", "doesn't open", "exits immediately", "you broke something"? Lower-cased text.
 CREATE OR REPLACE MACRO lw_reports_failure(said) AS
-    regexp_matches(said, 'traceback \(most recent call last\)|\b[a-z]+(error|exception): |command not found|\bexit(s|ed)? (immediately|right away)|\b(doesn''?t|does not|didn''?t|did not|won''?t|isn''?t|is not) (work|run|start|open|load|show|appear|compile|build|pass)|\bnot working\b|\bstill (fail|failing|fails|broken|not|missing|doesn''?t|does not|don''?t|can''?t|cannot|crash)|\byou broke\b|\bbroke (something|it|the)\b|\bnever (saw|see|opened|shows?|appeared)\b|\bnothing (happens|happened|shows)\b|\bi (got|get|am getting|''m getting) (this|an? |the following )?(error|traceback|exception)');
+    regexp_matches(said, 'traceback \(most recent call last\)|\b[a-z]+(error|exception): |command not found|\bexit(s|ed)? (immediately|right away)|\b(doesn''?t|does not|didn''?t|did not|won''?t|isn''?t|is not) (work|run|start|open|load|show|appear|compile|build|pass)|\bnot working\b|\bstill (fail|failing|fails|broken|not|missing|doesn''?t|does not|don''?t|can''?t|cannot|crash)|\byou broke\b|\bbroke (something|it|the)\b|\bnever (saw|see|shows?|appeared)\b|\bnothing (happens|happened|shows)\b|\bi (got|get|am getting|''m getting) (this|an? |the following )?(error|traceback|exception)');
 
 -- Does a person's turn say the agent had not run or tested its own work ("why won't you run it?", "did you
 -- even test it?", "you never ran the tests", "you are not adding tests")? Lower-cased text. With

@@ -147,3 +147,19 @@ def test_the_normal_course_of_a_coding_run_in_one_session_is_below_the_floor(tmp
     assert one.execute("SELECT count(*) FROM detections WHERE detector = 'retry' AND severity = 'low'").fetchone() == (1,)
     two = weave(tmp_path / "two", [session("r1"), session("r2")])
     assert two.execute("SELECT trace_count FROM lessons WHERE family = 'tool_failure'").fetchall() == [(2,)]
+
+
+def test_a_review_the_agent_did_not_read_is_not_code_it_did_not_run(tmp_path):
+    """"The changed files were never opened" corrects how the agent reviewed, not work it handed back
+    unrun: the rule is the person's words, not "run what you changed"."""
+    con = weave(tmp_path, [{"trace_id": f"r{i}", "source": "review-bot", "task": f"Review pull request #{i}",
+                            "outcome": "corrected_by_human",
+                            "events": [{"id": "e1", "type": "user_message", "content": f"Review pull request #{i}"},
+                                       {"id": "e2", "type": "final_answer", "content": f"PR #{i} looks good: approved."},
+                                       {"id": "e3", "type": "human_correction",
+                                        "content": f"Approval of PR #{i} was premature: the changed files were never "
+                                                   "opened. Read the diff first."}]}
+                           for i in (101, 102)])
+    ((signature, lesson),) = con.execute("SELECT signature, lesson FROM lessons").fetchall()
+    assert not signature.startswith("work handed back unchecked") and not lesson.startswith("Run what you changed")
+    assert "Read the diff first" in lesson
