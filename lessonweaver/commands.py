@@ -361,6 +361,11 @@ def cmd_review(args: argparse.Namespace) -> int:
             con.close()
     for lesson in decided:
         print(f"{lesson['lesson_id']}: {lesson['review']}" + (" (text edited)" if args.text is not None else ""))
+    # accepting the generated wording is allowed; say so, and how to put it in one's own words
+    for lesson in decided:
+        if lesson["review"] == "accepted" and lesson["lesson"] == lesson["proposed_lesson"]:
+            print(f"lessonweaver: {lesson['lesson_id']} is accepted with the generated text; to put it in your own "
+                  f"words: lessonweaver review edit {lesson['lesson_id']} --text '...'", file=sys.stderr)
     return 0
 
 
