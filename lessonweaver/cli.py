@@ -202,6 +202,11 @@ def _read_parsers(sub: "argparse._SubParsersAction", db_option: argparse.Argumen
                      help="with --into: write nothing; exit 1 if the file would change, 0 if it is up to date")
     exp.add_argument("--diff", action="store_true", help="with --into: write nothing; show what would change")
     exp.add_argument("--templates", metavar="DIR", help="a folder with export/<format>.j2 templates of your own")
+    scope = exp.add_mutually_exclusive_group()
+    scope.add_argument("--project", metavar="DIR",
+                       help="only the lessons seen in this project (a folder, by its name, or a project's name) "
+                            "and those seen in several projects")
+    scope.add_argument("--all", action="store_true", help="every accepted lesson, whatever its project (the default)")
     exp.set_defaults(func=commands.cmd_export)
     show = _command(sub, "show", "a trace's timeline, with its detections marked",
                     "One line per event of a trace, in order (time, type, status, the start of its content), "

@@ -379,7 +379,9 @@ def cmd_export(args: argparse.Namespace) -> int:
     store.require_current_lessons(_existing_db(args.db))
     con = store.connect(args.db, read_only=True)
     try:
-        text = export.export(con, args.format, args.templates)
+        # a folder stands for its project by its name, as a coding session's folder does (lw_project)
+        project = (Path(args.project).resolve().name if Path(args.project).is_dir() else args.project) if args.project else None
+        text = export.export(con, args.format, args.templates, project)
     finally:
         con.close()
     if args.into:

@@ -23,8 +23,9 @@ def formats(templates: str | None = None) -> list[str]:
                   if n.startswith("export/"))
 
 
-def export(con: duckdb.DuckDBPyConnection, fmt: str, templates: str | None = None) -> str:
-    """The accepted lessons, most severe first, rendered in format `fmt`."""
+def export(con: duckdb.DuckDBPyConnection, fmt: str, templates: str | None = None, project: str | None = None) -> str:
+    """The accepted lessons, most severe first, rendered in format `fmt`; with `project`, only those seen
+    in that project and those seen in several (a rule learnt in one repository may not hold in another)."""
     known = formats(templates)
     if fmt not in known:
         raise ValueError(f"unknown export format '{fmt}' (known: {', '.join(known)})")
@@ -32,7 +33,8 @@ def export(con: duckdb.DuckDBPyConnection, fmt: str, templates: str | None = Non
         SELECT lesson_id, detector, severity, category, confidence, priority, status, source, task, title, lesson, occurrences,
                trace_count, first_night, last_night
         FROM lessons WHERE review = 'accepted'
-        ORDER BY list_position(?::VARCHAR[], severity) DESC NULLS LAST, lesson_id""", [list(SEVERITIES)])
+          AND (?::VARCHAR IS NULL OR list_contains(projects, ?::VARCHAR) OR len(projects) > 1)
+        ORDER BY list_position(?::VARCHAR[], severity) DESC NULLS LAST, lesson_id""", [project, project, list(SEVERITIES)])
     for lesson in lessons:
         lesson.update({k: render.scrub(lesson[k]) for k in ("title", "lesson") if lesson.get(k) is not None})
     env = render.environment(templates)

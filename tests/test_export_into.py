@@ -278,3 +278,23 @@ def test_control_characters_in_a_lesson_never_reach_an_agent_file(demo: Path, tm
     text = target.read_text()
     assert code == 0 and "\x1b" not in text and "\x07" not in text
     assert "Say hello?[2J?[31m first?." in text
+
+
+def test_project_scopes_the_rules_to_where_they_were_learnt(demo, tmp_path, capsys):
+    """`--project DIR` keeps the lessons seen in that project (a folder stands for it by its name) and those
+    seen in several; `--all`, as without either, keeps every accepted lesson."""
+    projects = dict(query_db(demo, "SELECT lesson_id, projects FROM lessons WHERE review = 'accepted'"))
+    assert all(len(p) == 1 for p in projects.values()) and len({p[0] for p in projects.values()}) == 2
+    everything = export(capsys, demo, "--all")
+    assert everything == export(capsys, demo) and all(lid in everything[1] for lid in projects)
+    for lid, (name,) in projects.items():
+        folder = tmp_path / "checkouts" / name
+        folder.mkdir(parents=True)
+        for given in (str(folder), name):
+            code, out, _ = export(capsys, demo, "--project", given)
+            assert code == 0 and lid in out and not [o for o in projects if o != lid and o in out]
+    code, out, _ = export(capsys, demo, "--project", "a-project-never-seen")
+    assert code == 0 and not [lid for lid in projects if lid in out]
+    capsys.readouterr()
+    assert main(["export", "--db", str(demo), "--project", "x", "--all"]) == 2
+    assert "not allowed with argument" in capsys.readouterr().err
