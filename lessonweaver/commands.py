@@ -379,9 +379,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     store.require_current_lessons(_existing_db(args.db))
     con = store.connect(args.db, read_only=True)
     try:
-        # a folder stands for its project by its name, as a coding session's folder does (lw_project)
-        project = (Path(args.project).resolve().name if Path(args.project).is_dir() else args.project) if args.project else None
-        text = export.export(con, args.format, args.templates, project)
+        text = export.export(con, args.format, args.templates, _project_name(args.project))
     finally:
         con.close()
     if args.into:
@@ -395,6 +393,14 @@ def cmd_export(args: argparse.Namespace) -> int:
         write_atomic(Path(args.output), text)
         print(f"exported to {args.output}", file=sys.stderr)
     return 0
+
+
+def _project_name(given: str | None) -> str | None:
+    """A project as `--project` names it: a folder stands for its project by its name, as a coding
+    session's folder does (lw_project); anything else is a project's name."""
+    if given is None:
+        return None
+    return Path(given).resolve().name if Path(given).is_dir() else given
 
 
 def _export_into(args: argparse.Namespace, text: str) -> int:

@@ -31,11 +31,11 @@
 -- (`messages` and the model's `response`, as OpenHands' completion logs and LLM proxies write them) is the
 -- conversation with the answer the model gave as its last message; a run logs every call with the
 -- conversation so far, so the logs of one run (same folder, same start) are one trace: the longest stands
--- for it, the others are linked. An agent that writes its action in its
--- text (mini-swe-agent, SWE-agent's thought_action: one fenced shell block, or SWE-agent's own `action`
--- field) makes a `bash` tool_call when
--- the next message is the harness's observation (lw_observation: `<returncode>N</returncode>`, a time-out
--- template), and that observation is its tool_result, failed at a non-zero return code or a time-out.
+-- for it, the others are linked. An agent that writes its action in its text (mini-swe-agent, SWE-agent's
+-- thought_action: one fenced shell block, or SWE-agent's own `action` field) makes a `bash` tool_call
+-- when the next message is the harness's observation (lw_observation: `<returncode>N</returncode>`, a
+-- time-out template), and that observation is its tool_result, failed at a non-zero return code or a
+-- time-out.
 -- SWE-agent's `.traj` is read from its `history` (`trajectory` repeats it step by step and is not read
 -- again). `info.exit_status` (Submitted, LimitsExceeded, exit_cost...) is the trace's outcome;
 -- mini-swe-agent's `exit` message is a workflow_step.
@@ -48,6 +48,8 @@ SELECT file_id, file, line, record, doc,
             WHEN json_type(doc, '$.history') = 'ARRAY' AND json_exists(doc, '$.trajectory') THEN 'history'
             ELSE 'message' END AS shape
 FROM records_in;
+-- the field that holds a conversation's messages, by shape
+CREATE OR REPLACE TEMP MACRO chat_list(shape) AS CASE shape WHEN 'tau' THEN 'traj' WHEN 'history' THEN 'history' ELSE 'messages' END;
 
 -- One conversation per record, or per file for bare messages: `unit` is the record a conversation starts at.
 CREATE OR REPLACE TEMP TABLE chat_units AS
@@ -102,7 +104,7 @@ FROM (
                                                                    THEN [json_extract(doc, '$.response.choices[0].message')]
                                                                    ELSE [] END) END AS items
           FROM chat_docs WHERE shape <> 'message'
-            AND json_type(doc, CASE shape WHEN 'tau' THEN '$.traj' WHEN 'history' THEN '$.history' ELSE '$.messages' END) = 'ARRAY')
+            AND json_type(doc, '$.' || chat_list(shape)) = 'ARRAY')
     UNION ALL
     SELECT d.file_id, u.unit, d.record, d.record, d.doc
     FROM chat_docs d JOIN chat_units u ON u.file_id = d.file_id AND u.shape = 'message'
@@ -111,14 +113,13 @@ FROM (
 
 -- The first thing wrong with each record.
 CREATE OR REPLACE TEMP TABLE chat_problems AS
-SELECT file_id, record, 'field ''' || CASE shape WHEN 'tau' THEN 'traj' WHEN 'history' THEN 'history' ELSE 'messages' END || ''' must be a list' AS problem
+SELECT file_id, record, 'field ''' || chat_list(shape) || ''' must be a list' AS problem
 FROM chat_docs
-WHERE shape <> 'message' AND json_type(doc, CASE shape WHEN 'tau' THEN '$.traj' WHEN 'history' THEN '$.history' ELSE '$.messages' END) <> 'ARRAY'
+WHERE shape <> 'message' AND json_type(doc, '$.' || chat_list(shape)) <> 'ARRAY'
 UNION ALL
 SELECT file_id, record, arg_min(problem, pos) FROM (
     SELECT m.file_id, m.record, m.pos,
-           CASE WHEN d.shape = 'message' THEN '' ELSE CASE d.shape WHEN 'tau' THEN 'traj' WHEN 'history' THEN 'history' ELSE 'messages' END
-                || '[' || (m.pos - 1) || ']: ' END
+           CASE WHEN d.shape = 'message' THEN '' ELSE chat_list(d.shape) || '[' || (m.pos - 1) || ']: ' END
            || CASE WHEN m.t_msg <> 'OBJECT' THEN 'not an object'
                    WHEN nullif(trim(m.m.role), '') IS NULL THEN 'missing required field ''role'''
                    WHEN coalesce(json_type(m.msg, '$.tool_calls'), 'NULL') NOT IN ('NULL', 'ARRAY')
@@ -297,6 +298,7 @@ WHERE u.shape = 'message'
 DROP TABLE chat_docs;
 DROP TABLE chat_units;
 DROP TABLE chat_superseded;
+DROP MACRO chat_list;
 DROP TABLE chat_messages;
 DROP TABLE chat_problems;
 DROP TABLE chat_parts;

@@ -36,7 +36,11 @@ SELECT file_id, file, line, record FROM records_in
 WHERE NOT json_exists(doc, '$.history') AND list_has_all(json_keys(doc), ['agent_class', 'llm_config', 'max_iterations']);
 
 CREATE OR REPLACE TEMP TABLE oh_docs AS
-SELECT file_id, file, line, record, doc, json_type(doc, '$.history') = 'ARRAY' AS is_run
+SELECT file_id, file, line, record, doc, json_type(doc, '$.history') = 'ARRAY' AS is_run,
+       -- the trace a record is of: a run's instance, or the session folder an event file sits in
+       CASE WHEN json_exists(doc, '$.history') THEN nullif(trim(doc->>'instance_id'), '')
+            ELSE coalesce(nullif(regexp_extract(file, '([^/\\]+)[/\\]events[/\\][^/\\]+$', 1), ''),
+                          'openhands-' || substr(md5(file), 1, 12)) END AS trace_id
 FROM records_in ANTI JOIN oh_meta USING (file_id, record);
 
 INSERT INTO rejects (file_id, line, record, reason)
@@ -53,23 +57,21 @@ SELECT * FROM (
 SELECT *, row_number() OVER (PARTITION BY trace_id, coalesce(e->>'id', pos::VARCHAR), run_record IS NULL
                              ORDER BY file, record) AS copy
 FROM (
-SELECT d.file_id, d.file, d.record, d.doc->>'instance_id' AS trace_id, h.pos, h.e, d.record AS run_record
+SELECT d.file_id, d.file, d.record, d.trace_id, h.pos, h.e, d.record AS run_record
 FROM oh_docs d, LATERAL (SELECT generate_subscripts(items, 1) AS pos, unnest(items) AS e
                          FROM (SELECT json_extract(d.doc, '$.history[*]') AS items)) h
-WHERE d.is_run AND nullif(trim(d.doc->>'instance_id'), '') IS NOT NULL
+WHERE d.is_run AND d.trace_id IS NOT NULL
   -- a run in two files: the first file's copy
-  AND (d.file, d.record) = (SELECT min((x.file, x.record)) FROM oh_docs x WHERE x.is_run AND x.doc->>'instance_id' = d.doc->>'instance_id')
+  AND (d.file, d.record) = (SELECT min((x.file, x.record)) FROM oh_docs x WHERE x.is_run AND x.trace_id = d.trace_id)
 UNION ALL
-SELECT file_id, file, record,
-       coalesce(nullif(regexp_extract(file, '([^/\\]+)[/\\]events[/\\][^/\\]+$', 1), ''), 'openhands-' || substr(md5(file), 1, 12)),
-       TRY_CAST(doc->>'id' AS BIGINT), doc, NULL
+SELECT file_id, file, record, trace_id, TRY_CAST(doc->>'id' AS BIGINT), doc, NULL
 FROM oh_docs WHERE NOT json_exists(doc, '$.history') AND TRY_CAST(doc->>'id' AS BIGINT) IS NOT NULL
 )) WHERE copy = 1;
 
 
 INSERT INTO rejects (file_id, line, record, reason)
 SELECT file_id, line, record, 'missing required field ''instance_id'''
-FROM oh_docs WHERE is_run AND nullif(trim(doc->>'instance_id'), '') IS NULL;
+FROM oh_docs WHERE is_run AND trace_id IS NULL;
 
 CREATE OR REPLACE TEMP TABLE oh_parts AS
 WITH typed AS (
@@ -141,9 +143,7 @@ FROM oh_parts WHERE kind IS NOT NULL;
 -- bookkeeping events (recall, agent state, the system prompt) and second copies of a run or an event
 -- belong to the trace they are of
 INSERT INTO record_links (file_id, record, trace_id)
-SELECT d.file_id, d.record,
-       CASE WHEN d.is_run THEN d.doc->>'instance_id'
-            ELSE coalesce(nullif(regexp_extract(d.file, '([^/\\]+)[/\\]events[/\\][^/\\]+$', 1), ''), 'openhands-' || substr(md5(d.file), 1, 12)) END
+SELECT d.file_id, d.record, d.trace_id
 FROM oh_docs d
 WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.file_id = d.file_id AND e.record = d.record)
   AND NOT EXISTS (SELECT 1 FROM traces t WHERE t.file_id = d.file_id AND t.record = d.record)

@@ -11,6 +11,7 @@
 --   edited        the files the call changed, as it names them (lw_edited_files)
 --   changes       the call changed files: an edit, or a shell command that writes, moves or removes
 --                 files (lw_changes_files)
+--   coding_run    (every event) a call of the agent's in the trace changes files
 --   tool_key      what a call is about, for grouping: the program a shell ran, else the tool (lw_tool_key)
 --   output        what came back: its result's text (or the error on its span, or its own text)
 --   failed        the call or its result failed, or an error was recorded on its span
@@ -173,6 +174,9 @@ costed AS (
 SELECT e.trace_id, e.seq, e.event_id, e.type, e.tool_name, e.actor, e.turn,
        j.result_seq, j.result_event_id, j.command, j.call_hash, j.tool_key, j.output,
        j.edited, len(j.edited) > 0 OR lw_changes_files(j.command) AS changes,
+       -- a coding run: the agent changes files somewhere in the trace
+       coalesce(bool_or(len(j.edited) > 0 OR lw_changes_files(j.command)) FILTER (WHERE e.actor = 'agent')
+                    OVER (PARTITION BY e.trace_id), false) AS coding_run,
        coalesce(j.failed, e.own_failed) AS failed, j.environment, j.error,
        -- an edit that did not apply is one cause per tool, however the tool words it (a hunk it cannot
        -- parse, lines it cannot find, a file that is not there): the edit did not match the file or the

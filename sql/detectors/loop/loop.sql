@@ -5,8 +5,9 @@
 -- description: The same call made three or more times unchanged (the same tool, or shell command, with
 --   the same arguments and the same answer), or the same failing call repeated unchanged (failed again):
 --   the agent is not learning from what the tool told it. Unchanged means the agent changed no file in
---   between (an edit, a file created, moved or removed): a check run again after an edit is progress. Calls with different arguments (one reservation, then another)
---   are no loop; neither is one retry of a call that then succeeded. A failing call repeated is the same
+--   between (an edit, a file created, moved or removed): a check run again after an edit is progress.
+--   Calls with different arguments (one reservation, then another) are no loop; neither is one retry of a
+--   call that then succeeded. A failing call repeated is the same
 --   cause as its retry (family tool_failure), with what worked after it.
 -- lesson: Stop repeating a call that gives the same answer; change the arguments or the approach: {evidence}
 WITH agent_calls AS (

@@ -7,17 +7,12 @@
 --   failed in a row before one worked ("(3 times)"), with what worked then (other arguments, the same
 --   call once the cause was fixed, another tool, the user's words) and the calls it cost. When nothing
 --   worked, the retries were exhausted: severity high. In a run where the agent changes files (a coding
---   run), a failure followed by a call that worked is how code gets written: severity low. Also a retry event after an error or a failed
---   step. A failure of the model provider (its API overloaded, a usage limit) and the runtime's own
+--   run), a failure followed by a call that worked is how code gets written: severity low. Also a retry
+--   event after an error or a failed step. A failure of the model provider (its API overloaded, a usage limit) and the runtime's own
 --   retries of it are environment_error's, not this.
 -- lesson: Prevent this failure instead of retrying it: {evidence}
 WITH agent_calls AS (
     SELECT * FROM facts WHERE type = 'tool_call' AND actor = 'agent'
-),
--- runs in which the agent changes files: there a failing call followed by another is how code gets written
--- (edit, run, read the error, edit), so a retry that got somewhere is low; one that never did stays high
-coding AS (
-    SELECT DISTINCT trace_id FROM agent_calls WHERE changes
 ),
 -- a tool's episodes: its calls since it last worked; the failures of one episode, retried, are one finding
 episodes AS (
@@ -27,7 +22,7 @@ episodes AS (
     FROM agent_calls
 ),
 implicit AS (
-    SELECT trace_id, tool_key, episode,
+    SELECT trace_id, tool_key, episode, bool_or(coding_run) AS coding_run,
            -- the finding points at the first failure's result, where it shows
            arg_min(coalesce(result_event_id, event_id), seq) AS event_id, arg_min(coalesce(result_seq, seq), seq) AS seq,
            count(*) AS times,
@@ -65,7 +60,8 @@ explicit AS (
 SELECT trace_id, event_id, seq,
        tool_key || ': ' || lw_clip(coalesce(error, 'failed, with no message'), 200) AS evidence,
        CASE WHEN first.kind NOT IN ('changed', 'again', 'other') OR first.kind IS NULL THEN 'high'
-            WHEN trace_id IN (SELECT trace_id FROM coding) THEN 'low' END AS severity,
+            -- in a coding run (facts.coding_run) a failure then a call that worked is how code gets written
+            WHEN coding_run THEN 'low' END AS severity,
        CASE WHEN first.kind IN ('changed', 'again', 'other')
             THEN '`' || tool_key || '` failed and was run again' || CASE WHEN times > 1 THEN ' (' || times || ' times)' ELSE '' END || '.'
             ELSE '`' || tool_key || '` kept failing and the agent never got it to work.' END AS problem,

@@ -9,17 +9,12 @@
 --   changes files (a coding run) severity is low: a failing script, then an editor, is how code is written.
 WITH calls AS (
     SELECT * FROM facts WHERE type = 'tool_call' AND actor = 'agent'
-),
--- runs in which the agent changes files: a script run that fails and then an editor that works is how
--- code gets written, so there a fallback is low
-coding AS (
-    SELECT DISTINCT trace_id FROM calls WHERE changes
 )
 SELECT f.trace_id, coalesce(f.result_event_id, f.event_id) AS event_id, coalesce(f.result_seq, f.seq) AS seq,
        f.tool_key || ' failed' || coalesce(' (' || lw_clip(f.error, 160) || ')', '') || ' and '
            || f.recovery_tool || ' worked instead' AS evidence,
        'A tool failed and the agent had to fall back to another one.' AS problem,
-       CASE WHEN f.trace_id IN (SELECT trace_id FROM coding) THEN 'low' END AS severity,
+       CASE WHEN f.coding_run THEN 'low' END AS severity,
        lw_failure_rule(f.tool_key, f.error, lw_what_worked(f.recovery_kind, f.recovery, f.command, f.between, f.changed_files)) AS lesson,
        f.tool_key || ': ' || coalesce(f.error_sig, 'failed') AS signature, f.tool_key AS tool,
        lw_what_worked(f.recovery_kind, f.recovery, f.command, f.between, f.changed_files) AS recovery,
