@@ -14,14 +14,14 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-# Twenty colours that stand apart and read on white. A detector's colour comes from its id (colour()),
+# Twenty-four colours that stand apart and read on white. A detector's colour comes from its id (colour()),
 # so it is the same in every report, whatever else was found that night.
 PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
            "#9c755f", "#bab0ac", "#1d3557", "#17becf", "#8c2d04", "#6a3d9a", "#e7298a", "#a6d854",
            "#bcbd22", "#0b6e4f", "#525252", "#a6cee3", "#d95f02", "#7570b3", "#66a61e", "#b15928")
 # Hashed before each id: the first salt (lessonweaver-0:, -1:, ...) under which every shipped detector gets a
 # colour of its own. A detector of one's own may share a colour with another.
-COLOUR_SALT = "lessonweaver-10615:"
+COLOUR_SALT = "lessonweaver-26496:"
 INK, MUTED, GRID = "#1f2933", "#616e7c", "#e4e7eb"
 FONT = "font-family=\"system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif\""
 MAX_BAR = 56  # a bar is never wider than this: one night is one bar, not the whole plot

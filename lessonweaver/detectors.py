@@ -11,7 +11,8 @@ one SELECT. The query must return `trace_id` and `evidence`; it may return `even
 (what worked, see sql/facts/facts.sql), `wasted_steps` (the calls it cost) and `title` (the cause in a
 few words; default: the detector's title and the evidence).
 
-A query reads `traces`, `events` and `facts` (one row per event with what every detector would otherwise
+A query reads `traces`, `events`, `exposures` (where the agent showed a secret, in traces the screen
+quarantined: sql/facts/exposures.sql) and `facts` (one row per event with what every detector would otherwise
 work out again: who acted, a call's result, whether it failed and why, what worked after; built once
 per batch from sql/facts/facts.sql).
 
@@ -66,9 +67,11 @@ CREATE OR REPLACE {kind} TABLE {table} (
 # key, set as a detection is inserted (the family as the parameter, its trace as `t`, the signature as
 # {signature}); the weave may merge it into a lesson worded alike (lesson_variants). Traces whose producer
 # set lesson_candidate to false keep their detections but join no lesson; a detection of a trace that is
-# not staged joins none either.
+# not staged joins none either, unless it is sealed (a quarantined trace's, under a hash: secret_exposed).
 LESSON_ID = """
-    CASE WHEN t.trace_id IS NULL OR lw_falsy(t.metadata->>'lesson_candidate') THEN NULL
+    CASE WHEN starts_with(CAST(o.trace_id AS VARCHAR), 'sealed-') AND t.trace_id IS NULL
+              THEN 'L' || substr(md5(? || '|' || {signature}), 1, 12)
+         WHEN t.trace_id IS NULL OR lw_falsy(t.metadata->>'lesson_candidate') THEN NULL
          ELSE 'L' || substr(md5(? || '|' || {signature}), 1, 12)
     END"""
 
@@ -188,7 +191,7 @@ def run_detector(con: duckdb.DuckDBPyConnection, d: Detector, into: str = "detec
                {pick['wasted_steps']}, nullif(trim({pick['title']}), '')
         FROM detector_out o LEFT JOIN traces t ON t.trace_id = CAST(o.trace_id AS VARCHAR)
         """,
-        [d.id, d.severity, template, d.family or d.id, d.category, d.confidence, d.family or d.id],
+        [d.id, d.severity, template, d.family or d.id, d.family or d.id, d.category, d.confidence, d.family or d.id],
     )
     n = con.execute("SELECT count(*) FROM detector_out").fetchone()[0]
     con.execute("DROP TABLE detector_out")
@@ -201,6 +204,7 @@ def detect(con: duckdb.DuckDBPyConnection, detectors: list[Detector], into: str 
     database's stored ones for redetect) into the table `into`, made afresh; returns {detector id: error}
     for those that failed, which leave no rows."""
     con.execute(DETECTIONS_TABLE.format(kind="TEMP" if temporary else "", table=into))
+    execute(con, "facts/exposures.sql")
     execute(con, "facts/facts.sql")
     errors: dict[str, str] = {}
     for d in detectors:

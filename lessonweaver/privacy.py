@@ -57,12 +57,16 @@ def find(con: duckdb.DuckDBPyConnection, source: str, keys: tuple[str, ...], par
 def scan(con: duckdb.DuckDBPyConnection, pii_mode: str = "redact") -> None:
     """Find secrets and PII in the staged `records`; redact PII in place unless it quarantines.
 
-    Leaves `record_findings(file_id, record, category, kind)`: one row per kind found in a record.
+    Leaves `record_findings(file_id, record, category, kind)`: one row per kind found in a record, and
+    `secret_hits(file_id, record, kind, hit)`, the secrets themselves, for the screen to place (in memory,
+    dropped once placed: never written).
     """
     if pii_mode not in PII_MODES:
         raise ValueError(f"pii mode must be one of {', '.join(PII_MODES)}, not '{pii_mode}'")
     find(con, "SELECT file_id, record, CAST(doc AS VARCHAR) AS text FROM records", ("file_id", "record"))
     con.execute("CREATE OR REPLACE TABLE record_findings AS SELECT DISTINCT file_id, record, category, kind FROM scan_hits")
+    con.execute("CREATE OR REPLACE TEMP TABLE secret_hits AS "
+                "SELECT DISTINCT file_id, record, kind, hit FROM scan_hits WHERE category = 'secret'")
     if pii_mode == "redact":
         execute(con, "stage/redact.sql", pii_kinds=[p.kind for p in patterns.PII],
                 placeholders=[p.placeholder for p in patterns.PII])
@@ -74,7 +78,11 @@ def _kinds() -> list[str]:
 
 
 def screen(con: duckdb.DuckDBPyConnection, pii_mode: str = "redact", salt: str = "") -> None:
-    """Move every sensitive trace into the staging table `quarantine` and delete its content."""
+    """Move every sensitive trace into the staging table `quarantine` and delete its content; first note
+    where the agent itself exposed a secret (`exposures`, for the detector secret_exposed)."""
+    execute(con, "facts/exposures.sql")
+    execute(con, "stage/exposures.sql", salt=salt, kinds=_kinds())
+    con.execute("DROP TABLE secret_hits")
     flagged = ["secret", "pii"] if pii_mode == "quarantine" else ["secret"]
     execute(con, "stage/screen.sql", flagged=flagged, kinds=_kinds())
     hash_tenants(con, salt)

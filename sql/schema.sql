@@ -85,6 +85,18 @@ CREATE TABLE IF NOT EXISTS quarantine (
     quarantined_at TIMESTAMP
 );
 
+-- A quarantined trace that has a sealed finding (secret_exposed): its findings are stored under `sealed`,
+-- a salted hash of its id, and the weave reads its tenant, source and project from here. Its content is
+-- gone, as every quarantined trace's.
+CREATE TABLE IF NOT EXISTS sealed_traces (
+    sealed   VARCHAR,
+    trace_id VARCHAR,
+    tenant   VARCHAR,
+    source   VARCHAR,
+    project  VARCHAR,
+    file     VARCHAR
+);
+
 CREATE TABLE IF NOT EXISTS rejects (
     file        VARCHAR,
     line        BIGINT,    -- line in the file, when the record is a line

@@ -231,6 +231,12 @@ def test_real_credentials_in_coding_traces_quarantine(tmp_path: Path, where: str
     con = stage([write_traces(tmp_path, "code.jsonl", [trace])])
     assert [r["trace_id"] for r in rows(con, "SELECT trace_id FROM quarantine")] == [f"code-{where}"]
     assert con.execute("SELECT count(*) FROM traces").fetchone()[0] == 0
+    # the agent's own call printed it: a finding under the trace's sealed key, naming the kind, never the value
+    found = rows(con, "SELECT trace_id, evidence, lesson, tool FROM detections WHERE detector = 'secret_exposed'")
+    assert len(found) == 1 and found[0]["trace_id"].startswith("sealed-") and found[0]["tool"] == "bash"
+    assert "`bash` printed a credential (" in found[0]["evidence"]
+    value = CODING_SECRETS[where].splitlines()[-1]
+    assert not any(value in (v or "") or f"code-{where}" in (v or "") for v in found[0].values())
 
 
 def test_redaction_keeps_escapes_whole_in_json_written_inside_json(tmp_path: Path):
@@ -336,3 +342,36 @@ def test_tags_and_tenant_keys_spelt_with_escapes_in_event_metadata_still_count(t
     metas = [r[0] for r in con.execute("SELECT CAST(metadata AS VARCHAR) FROM events WHERE trace_id = 'esc-tenant' ORDER BY seq").fetchall()]
     assert "acme-77" not in metas[0] and "tenant-" in metas[0]
     assert metas[1] == '{"tool":"x"}'
+
+
+def test_a_secret_the_agent_printed_is_a_lesson_while_its_trace_stays_quarantined(prefect_server, tmp_path: Path, capsys):
+    """The finding is stored under a sealed key: the lesson, the report and the audit never meet the
+    trace's id or the value; forgetting the trace takes its finding too."""
+    key = CODING_SECRETS["shell"].split("\n")[1]
+    traces = [{"trace_id": f"leaky-{n}", "source": "coder", "task": "Debug the deploy", "outcome": "success",
+               "metadata": {"cwd": "/home/dev/deployer"},
+               "events": [{"id": "e1", "type": "user_message", "content": "Why does the deploy fail?"},
+                          {"id": "e2", "type": "tool_call", "content": "Bash", "status": "success",
+                           "metadata": {"arguments": {"command": "gh auth token"}}},
+                          {"id": "e3", "type": "tool_result", "content": key, "status": "success"},
+                          {"id": "e4", "type": "final_answer", "content": "The token is valid; the runner lacks it."}]}
+              for n in (1, 2)]
+    db, out = tmp_path / "lw.duckdb", tmp_path / "reports"
+    run = nightly(paths=[str(write_traces(tmp_path / "in", "s.jsonl", traces))], db=str(db), out=str(out))
+    assert run.traces_quarantined == 2 and run.status == "completed"
+    lessons = [json.loads(line) for line in (out / "lessons.jsonl").read_text().splitlines()]
+    exposed = [x for x in lessons if x["detector"] == "secret_exposed"]
+    assert len(exposed) == 1 and exposed[0]["trace_count"] == 2 and exposed[0]["projects"] == ["deployer"]
+    assert "`gh auth` printed a credential (github token)" in exposed[0]["evidence"]
+    assert all(t.startswith("sealed-") for t in exposed[0]["example_trace_ids"])
+    assert not [p for p in leaks(db, out, "leaky-1") if p.startswith(str(out))]  # the id: only in the quarantine table
+    assert leaks(db, out, key) == []
+    assert main(["audit", "--db", str(db), "--out", str(out)]) == 0
+    assert main(["forget", "--db", str(db), "--trace", "leaky-1"]) == 0
+    stored = duckdb.connect(str(db), read_only=True)
+    try:
+        left = stored.execute("SELECT count(*) FROM detections WHERE detector = 'secret_exposed'").fetchone()[0]
+        sealed = stored.execute("SELECT trace_id FROM sealed_traces").fetchall()
+    finally:
+        stored.close()
+    assert left == 1 and sealed == [("leaky-2",)]

@@ -5,6 +5,7 @@ CREATE OR REPLACE TEMP TABLE forget_ids AS
 SELECT trace_id, 'trace' AS asked_by FROM traces WHERE list_contains($trace_ids::VARCHAR[], trace_id)
 UNION SELECT trace_id, 'trace' FROM quarantine WHERE list_contains($trace_ids::VARCHAR[], trace_id)
 UNION SELECT trace_id, 'tenant' FROM traces WHERE list_contains($tenants::VARCHAR[], tenant)
+UNION SELECT trace_id, 'tenant' FROM sealed_traces WHERE list_contains($tenants::VARCHAR[], tenant)
 UNION SELECT trace_id, 'source' FROM traces WHERE list_contains($sources::VARCHAR[], source);
 
 SELECT count(DISTINCT trace_id) FROM forget_ids;

@@ -21,5 +21,7 @@ SELECT trace_id, run_id FROM traces WHERE file IN (SELECT path FROM changed_file
 DELETE FROM detections WHERE trace_id IN (SELECT trace_id FROM replaced);
 DELETE FROM traces WHERE trace_id IN (SELECT trace_id FROM replaced);
 DELETE FROM quarantine WHERE file IN (SELECT path FROM changed_files);
+DELETE FROM detections WHERE trace_id IN (SELECT sealed FROM sealed_traces WHERE file IN (SELECT path FROM changed_files));
+DELETE FROM sealed_traces WHERE file IN (SELECT path FROM changed_files);
 DELETE FROM rejects WHERE file IN (SELECT path FROM changed_files);
 DELETE FROM ingested_files WHERE path IN (SELECT path FROM changed_files);

@@ -30,7 +30,13 @@ SELECT d.detector, d.trace_id, d.event_id, d.seq, d.severity, d.evidence, d.prob
        d.category, d.confidence, d.signature, d.family, d.tool, d.recovery, d.recovery_kind, d.wasted_steps, d.title,
        $run_id AS run_id, now()::TIMESTAMP AS detected_at
 FROM staged_detections d ANTI JOIN not_new USING (trace_id, batch)
-LEFT JOIN lesson_variants v ON v.variant_id = d.lesson_id;
+LEFT JOIN lesson_variants v ON v.variant_id = d.lesson_id
+-- a sealed trace's findings (a quarantined trace's, under a hash) are stored once, the first time
+WHERE NOT (starts_with(d.trace_id, 'sealed-') AND d.trace_id IN (SELECT sealed FROM sealed_traces));
+
+INSERT INTO sealed_traces
+SELECT DISTINCT ON (sealed) sealed, trace_id, tenant, source, project, file FROM staged_sealed
+WHERE sealed NOT IN (SELECT sealed FROM sealed_traces);
 
 INSERT INTO quarantine
 SELECT q.trace_id, q.file, q.line, q.reason, $run_id, now()::TIMESTAMP

@@ -12,5 +12,6 @@ CREATE OR REPLACE TEMP VIEW staged_trace_records AS FROM lw_staged('trace_record
 CREATE OR REPLACE TEMP VIEW staged_events AS FROM lw_staged('events');
 CREATE OR REPLACE TEMP VIEW staged_detections AS FROM lw_staged('detections');
 CREATE OR REPLACE TEMP VIEW staged_quarantine AS FROM lw_staged('quarantine');
+CREATE OR REPLACE TEMP VIEW staged_sealed AS FROM lw_staged('sealed');
 CREATE OR REPLACE TEMP VIEW staged_rejects AS FROM lw_staged('rejects');
 CREATE OR REPLACE TEMP VIEW staged_files AS FROM lw_staged('files');

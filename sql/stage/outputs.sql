@@ -1,6 +1,6 @@
 -- Stage, last: write what survived a batch as Parquet, one file per output (batch.OUTPUTS), for the
 -- load (sql/load/); each trace with its content hash.
--- Parameters: $traces, $trace_records, $events, $detections, $quarantine, $rejects, $files (VARCHAR):
+-- Parameters: $traces, $trace_records, $events, $detections, $quarantine, $sealed, $rejects, $files (VARCHAR):
 --   the path of each output's file.
 
 -- A trace's content, as it will be stored: the same trace delivered again hashes the same.
@@ -41,6 +41,11 @@ COPY (SELECT q.trace_id, f.path AS file, r.line, q.reason
       JOIN records r USING (file_id, record)
       JOIN files f USING (file_id))
 TO $quarantine (FORMAT parquet);
+
+-- The quarantined traces with a sealed finding (secret_exposed): where each came from, for the weave.
+COPY (SELECT DISTINCT sealed, trace_id, tenant, source, project, file FROM exposures
+      WHERE trace_id IN (SELECT trace_id FROM quarantine))
+TO $sealed (FORMAT parquet);
 
 COPY (SELECT f.path AS file, j.line, j.record, j.reason
       FROM rejects j JOIN files f USING (file_id))

@@ -2,7 +2,9 @@
 -- placeholder, longest first, keeping the JSON valid. A match is replaced where it follows an even number
 -- of backslashes (none, or escaped ones): the same letters after a single backslash begin with an
 -- escape's letter (`\n@dataclass` is a line break and a decorator), and replacing them would break the
--- escape and the JSON.
+-- escape and the JSON. A record that holds a secret is left as it is: its trace is quarantined whole,
+-- and the screen must still find where the secret was (an email pattern would take the token out of
+-- `https://user:token@host`).
 -- Parameters: $pii_kinds, $placeholders (VARCHAR[]): each PII pattern's kind and placeholder.
 CREATE OR REPLACE TEMP TABLE redacted AS
 SELECT s.file_id, s.record,
@@ -12,6 +14,8 @@ SELECT s.file_id, s.record,
                    any_value(s.text)) AS text
 FROM scan_texts s JOIN scan_hits h USING (file_id, record)
 JOIN (SELECT unnest($pii_kinds::VARCHAR[]) AS kind, unnest($placeholders::VARCHAR[]) AS placeholder) p USING (kind)
+WHERE NOT EXISTS (SELECT 1 FROM scan_hits x
+                  WHERE x.file_id = s.file_id AND x.record = s.record AND x.category = 'secret')
 GROUP BY s.file_id, s.record;
 
 UPDATE records SET doc = CAST(r.text AS JSON)

@@ -16,15 +16,18 @@ DELETE FROM lesson_tenants;
 -- detector, source and tool) is the earliest one that says what worked, else the earliest: `pick` orders
 -- them, to the last tie.
 CREATE OR REPLACE TEMP TABLE woven AS
-SELECT d.*, t.source, t.task, t.tenant, lw_project(t.metadata, t.source) AS project,
+SELECT d.*, coalesce(t.source, s.source) AS source, t.task, coalesce(t.tenant, s.tenant) AS tenant,
+       coalesce(lw_project(t.metadata, t.source), s.project) AS project,
        coalesce(list_position($severities, d.severity) - 1, 2) AS sev_rank,
        -- a person stepped in, and said something: a bare interruption alone says nothing to learn from
        coalesce(((d.detector = 'human_correction' OR d.family = 'human_correction') AND d.recovery_kind IS NOT NULL)
                 OR d.recovery_kind = 'correction', false) AS human,
        {'unrecovered': CASE WHEN d.recovery_kind IN ('changed', 'other', 'again', 'correction') THEN 0 ELSE 1 END,
         'at': d.detected_at, 'trace': d.trace_id, 'seq': d.seq, 'detector': d.detector} AS pick
-FROM detections d JOIN traces t USING (trace_id)
-WHERE d.lesson_id IS NOT NULL;
+FROM detections d LEFT JOIN traces t USING (trace_id)
+-- a quarantined trace's sealed findings (secret_exposed) come with what sealed_traces keeps of it
+LEFT JOIN sealed_traces s ON s.sealed = d.trace_id
+WHERE d.lesson_id IS NOT NULL AND (t.trace_id IS NOT NULL OR s.sealed IS NOT NULL);
 
 CREATE OR REPLACE TEMP TABLE causes AS
 WITH grouped AS (
