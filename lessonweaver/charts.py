@@ -21,7 +21,7 @@ PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b
            "#bcbd22", "#0b6e4f", "#525252", "#a6cee3", "#d95f02", "#7570b3", "#66a61e", "#b15928")
 # Hashed before each id: the first salt (lessonweaver-0:, -1:, ...) under which every shipped detector gets a
 # colour of its own. A detector of one's own may share a colour with another.
-COLOUR_SALT = "lessonweaver-26496:"
+COLOUR_SALT = "lessonweaver-169369:"
 INK, MUTED, GRID = "#1f2933", "#616e7c", "#e4e7eb"
 FONT = "font-family=\"system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif\""
 MAX_BAR = 56  # a bar is never wider than this: one night is one bar, not the whole plot
