@@ -145,15 +145,27 @@ def audit_files(con: duckdb.DuckDBPyConnection, files: list[str]) -> list[Findin
     automaton = _quarantined_ids(con)
     found: dict[tuple[str, str, str], Finding] = {}  # a hit in two chunks of a file is one finding
     for path, lines in _report_chunks(files):
-        con.register("report_lines", pl.DataFrame({"text": lines}).select(
-            pl.lit(path).alias("place"), pl.col("text").str.strip_chars_end("\n")))
-        privacy.find(con, "SELECT place, text FROM report_lines", ("place",))
-        con.unregister("report_lines")
-        found.update(((p, k, h), Finding(p, k, mask(h), h)) for p, k, h in _hits(con))
-        if automaton is not None:
-            found.update(((path, "quarantined trace id", t), Finding(path, "quarantined trace id", mask(t), t))
-                         for _, t in automaton.iter("".join(lines)))
+        found.update(_lines_found(con, path, lines, automaton))
     return [found[key] for key in sorted(found)]
+
+
+def audit_text(con: duckdb.DuckDBPyConnection, place: str, text: str) -> list[Finding]:
+    """Scan one text about to leave (an answer of the MCP server) as a report file is scanned."""
+    found = _lines_found(con, place, text.splitlines(keepends=True), _quarantined_ids(con))
+    return [found[key] for key in sorted(found)]
+
+
+def _lines_found(con: duckdb.DuckDBPyConnection, place: str, lines: list[str],
+                 automaton: "ahocorasick.Automaton | None") -> dict[tuple[str, str, str], Finding]:
+    con.register("report_lines", pl.DataFrame({"text": lines}, schema={"text": pl.Utf8}).select(
+        pl.lit(place).alias("place"), pl.col("text").str.strip_chars_end("\n")))
+    privacy.find(con, "SELECT place, text FROM report_lines", ("place",))
+    con.unregister("report_lines")
+    found = {(p, k, h): Finding(p, k, mask(h), h) for p, k, h in _hits(con)}
+    if automaton is not None:
+        found.update(((place, "quarantined trace id", t), Finding(place, "quarantined trace id", mask(t), t))
+                     for _, t in automaton.iter("".join(lines)))
+    return found
 
 
 def outputs(folder: str) -> list[str]:

@@ -182,7 +182,7 @@ def _forget_parser(sub: "argparse._SubParsersAction", db_option: argparse.Argume
 
 
 def _read_parsers(sub: "argparse._SubParsersAction", db_option: argparse.ArgumentParser) -> None:
-    """`audit`, `export` and `show`: commands that read the database (and write elsewhere)."""
+    """`audit`, `export`, `show`, `rules` and `mcp`: commands that read the database (and write elsewhere)."""
     aud = _command(sub, "audit", "scan the database and the reports for secrets, PII and quarantined ids",
                    "Prints each finding, masked; exit 1 if there is any.", parents=(db_option,))
     aud.add_argument("--out", metavar="DIR", help=STORED_OUT_HELP)
@@ -199,7 +199,8 @@ def _read_parsers(sub: "argparse._SubParsersAction", db_option: argparse.Argumen
                             ".github/copilot-instructions.md, .cursor/rules/NAME.mdc), created if missing; "
                             "the rest of the file is left as it is")
     exp.add_argument("--check", action="store_true",
-                     help="with --into: write nothing; exit 1 if the file would change, 0 if it is up to date")
+                     help="with --into: write nothing, print each rule's health (as `lessonweaver rules`); exit 1 "
+                          "if the file would change or a rule needs a person, 0 otherwise")
     exp.add_argument("--diff", action="store_true", help="with --into: write nothing; show what would change")
     exp.add_argument("--templates", metavar="DIR", help="a folder with export/<format>.j2 templates of your own")
     scope = exp.add_mutually_exclusive_group()
@@ -213,6 +214,21 @@ def _read_parsers(sub: "argparse._SubParsersAction", db_option: argparse.Argumen
                     "each detection marked at the event it points to.", parents=(db_option,))
     show.add_argument("trace_id", metavar="TRACE_ID", help="a trace id, or a unique start of one")
     show.set_defaults(func=commands.cmd_show)
+    rules = _command(sub, "rules", "the health of every exported rule: still seen, quiet, regressed or duplicated",
+                     "One line per accepted lesson: still seen since it was accepted (it has not worked yet), quiet "
+                     "for N nights (working, or stale), regressed (seen again after a quiet spell) or duplicated "
+                     "by another accepted lesson. Exit 1 when a rule needs a person, 0 otherwise.", parents=(db_option,))
+    rules.add_argument("--grace", type=at_least(0), default=2, metavar="N",
+                       help="nights after its acceptance a rule may still be seen before it needs a person (default: 2)")
+    rules.set_defaults(func=commands.cmd_rules)
+    mcp = _command(sub, "mcp", "serve the accepted lessons to agents over MCP (stdio)",
+                   "A Model Context Protocol server on standard input and output, for an agent to start: tools to "
+                   "search the lessons, list those for the project or path it works in, and show one with its "
+                   "evidence and history. Read-only; every answer is audited like a report.", parents=(db_option,))
+    mcp.add_argument("--tenant", metavar="T", help="serve this tenant's lessons, with its own evidence (without it: "
+                                                   "only the lessons of traces that carry no tenant)")
+    mcp.add_argument("--pending", action="store_true", help="serve lessons still pending review too (never rejected ones)")
+    mcp.set_defaults(func=commands.cmd_mcp)
 
 
 def parser() -> argparse.ArgumentParser:

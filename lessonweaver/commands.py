@@ -12,6 +12,7 @@ from contextlib import contextmanager
 import os
 import sys
 from pathlib import Path
+from typing import TextIO
 
 from lessonweaver import options
 from lessonweaver.config import Settings
@@ -395,6 +396,32 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_rules(args: argparse.Namespace) -> int:
+    return _print_rules(_existing_db(args.db), args.grace)
+
+
+def _print_rules(db: str, grace: int = 2, file: TextIO | None = None) -> int:
+    """Print each exported rule's health (to `file`); 1 when one needs a person."""
+    from lessonweaver import rules, store
+
+    store.require_current_lessons(db)
+    con = store.connect(db, read_only=True)
+    try:
+        found = rules.health(con, grace)
+    finally:
+        con.close()
+    print("\n".join(rules.report(found)), file=file or sys.stdout)
+    return 1 if any(r.needs_person for r in found) else 0
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from lessonweaver import serve
+
+    lessons = serve.Lessons(_existing_db(args.db), args.tenant, args.pending)
+    serve.server(lessons).run()  # stdio, until the client closes it
+    return 0
+
+
 def _project_name(given: str | None) -> str | None:
     """A project as `--project` names it: a folder stands for its project by its name, as a coding
     session's folder does (lw_project); anything else is a project's name."""
@@ -404,20 +431,21 @@ def _project_name(given: str | None) -> str | None:
 
 
 def _export_into(args: argparse.Namespace, text: str) -> int:
-    """The lessons as the managed block of an instruction file: written, checked (exit 1 when the file
-    would change, for CI) or shown as a diff."""
+    """The lessons as the managed block of an instruction file: written, checked (for CI: exit 1 when the
+    file would change or a rule needs a person, with each rule's health printed) or shown as a diff."""
     from lessonweaver import agentfile
 
     before = agentfile.read(args.into)
     after = agentfile.splice(before, text, args.into)
     if args.diff:
         sys.stdout.write(agentfile.diff(before, after, args.into))
+    if args.check:
+        print(f"{args.into} is up to date" if after == before else f"{args.into} would change (nothing written)",
+              file=sys.stderr)
+        return max(int(after != before), _print_rules(args.db, file=sys.stderr))  # stdout: the diff alone
     if after == before:
         print(f"{args.into} is up to date", file=sys.stderr)
         return 0
-    if args.check:
-        print(f"{args.into} would change (nothing written)", file=sys.stderr)
-        return 1
     if not args.diff:
         agentfile.write(args.into, after)
         print(f"exported into {args.into}", file=sys.stderr)
