@@ -121,6 +121,7 @@ LESSONS = """
     SELECT * FROM lessons_for(?::VARCHAR) WHERE review IS DISTINCT FROM 'rejected'
     ORDER BY priority DESC, occurrences DESC, last_seen DESC, lesson_id"""
 STREAM_BATCH = 5000  # lessons a template is handed at a time
+REVIEW_FIRST = 5  # the new or regressed lessons pending review that open the HTML report
 
 
 def _scrubbed(lessons: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -168,6 +169,7 @@ def context(con: duckdb.DuckDBPyConnection, run: dict[str, Any], tenant: str | N
         "tenant": tenant,
         "lessons": lessons,
         "shown": shown,
+        "review_first": REVIEW_FIRST,
         "detectors": rows(con, """
             SELECT k.detector, k.title, k.severity, k.description,
                    count(d.trace_id) AS detections,

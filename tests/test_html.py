@@ -37,7 +37,8 @@ BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stab
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--host-resolver-rules=MAP * ~NOTFOUND")
-SECTIONS = ("summary", "find", "new-lessons", "lessons", "resolved-lessons", "detector-chart", "traces", "kept-out")
+SECTIONS = ("summary", "review-first", "detector-chart", "find", "new-lessons", "lessons", "resolved-lessons", "traces",
+            "kept-out")
 HOSTILE = '<script>console.error("xss")</script><img src=x onerror="console.error(1)"> read the ticket first'
 
 
@@ -291,6 +292,28 @@ def test_the_report_has_contents_an_index_by_detector_folded_cards_and_trace_tim
         assert shown_seqs == sorted(shown_seqs) and shown_seqs[0] == 1, anchor  # short traces: every event
         assert set(flagged) == seqs.get(traces[anchor], set()), anchor
         assert block.count('<span class="mark">') >= len(flagged)
+
+
+def test_the_report_opens_with_the_lessons_to_review_first_within_a_laptops_first_screen(nights: Nights, tmp_path: Path):
+    """At 1280 x 800 the first screen holds the night's counts, the first lessons to decide on and the
+    contents that lead to the rest; those lessons are the new or regressed ones pending review, by priority."""
+    seen = probe(nights.out / "lessons.html", tmp_path, 1280, """
+        const bottom = e => e.getBoundingClientRect().bottom;
+        const firsts = [...doc.querySelectorAll('#review-first li')];
+        return {ids: firsts.map(li => li.querySelector('a').getAttribute('href').slice(8)),
+                first: bottom(firsts[0]), counts: bottom(doc.getElementById('count-new')),
+                contents: bottom(doc.getElementById('contents')),
+                order: [...doc.querySelectorAll('main > section, body > section')].map(s => s.id)};""", height=800)
+    assert seen["first"] <= 800 and seen["counts"] <= 800 and seen["contents"] <= 800, seen
+    assert seen["order"][:3] == ["summary", "review-first", "detector-chart"]
+    con = store.connect(str(nights.db), read_only=True)
+    try:
+        waiting = [r[0] for r in con.execute(
+            "SELECT lesson_id FROM lessons WHERE status IN ('new', 'regressed') AND review = 'pending' "
+            "ORDER BY priority DESC, occurrences DESC, last_seen DESC, lesson_id LIMIT 5").fetchall()]
+    finally:
+        con.close()
+    assert seen["ids"] == waiting and len(waiting) == 5
 
 
 @pytest.mark.slow
