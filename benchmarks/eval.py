@@ -129,18 +129,26 @@ def tau(shared: Path, work: Path, with_reward: bool) -> Scored | None:
     return collect(con, Scored(name, cases))
 
 
-def lessonweaver_v1(shared: Path, work: Path) -> Scored | None:
+def v1_traces(shared: Path, work: Path) -> tuple[Path, list[dict]] | None:
+    """The lessonweaver-v1 cases' traces (inline, or a sample's file they name) as one JSONL file, and the cases."""
     corpus = shared / "benchmarks" / "lessonweaver-v1" / "corpus.json"
     if not corpus.is_file():
         return None
-    cases, traces = {}, []
-    for case in json.loads(corpus.read_text())["cases"]:
-        trace = case.get("trace") or json.loads((shared / "samples" / "lessonweaver" / Path(case["trace_path"]).name).read_text())
-        traces.append(trace)
-        cases[trace["trace_id"]] = Case(case["case_id"], case["should_detect"], case["pattern"])
+    cases, traces = json.loads(corpus.read_text())["cases"], []
+    for case in cases:
+        traces.append(case.get("trace") or json.loads((shared / "samples" / "lessonweaver" / Path(case["trace_path"]).name).read_text()))
+        case["trace_id"] = traces[-1]["trace_id"]
     path = work / "lessonweaver-v1.jsonl"
     path.write_text("".join(json.dumps(t) + "\n" for t in traces))
-    return collect(stage([path], work), Scored("lessonweaver-v1", cases))
+    return path, cases
+
+
+def lessonweaver_v1(shared: Path, work: Path) -> Scored | None:
+    if (found := v1_traces(shared, work)) is None:
+        return None
+    path, cases = found
+    return collect(stage([path], work), Scored("lessonweaver-v1", {
+        c["trace_id"]: Case(c["case_id"], c["should_detect"], c["pattern"]) for c in cases}))
 
 
 def graded(name: str, folder: Path, files: list[Path], work: Path, drop: tuple[str, ...] = ()) -> Scored | None:

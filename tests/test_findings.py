@@ -1,0 +1,35 @@
+"""The findings on every shared sample and benchmark are the ones recorded (benchmarks/findings.py): a
+change made for speed or tidiness must change no detection and no lesson. A change meant to change them
+records them again (`benchmarks/findings.py --write`) and says why."""
+
+import json
+import sys
+
+import pytest
+
+from conftest import REPO, SHARED
+
+sys.path.insert(0, str(REPO))
+from benchmarks import findings  # noqa: E402
+
+pytestmark = pytest.mark.skipif(not (SHARED / "samples").is_dir(), reason="needs ../shared")
+
+
+@pytest.mark.slow
+def test_the_shared_findings_are_the_recorded_ones():
+    recorded = json.loads(findings.RECORD.read_text())
+    now = findings.everything(SHARED)
+    assert findings.differences(recorded, now) == []
+    assert now == recorded  # the same digests, not only the same counts
+
+
+def test_a_changed_finding_is_named():
+    """The comparison can fail, and says where: one detection fewer, one more lesson, other evidence."""
+    before = {"samples/x": {"traces": 3, "quarantined": 0, "rejected": 0, "lessons": 2, "detections": {"retry": 2},
+                            "detections_sha256": "a", "lessons_sha256": "b"}}
+    fewer = {"samples/x": dict(before["samples/x"], detections={"retry": 1}, lessons=3)}
+    reworded = {"samples/x": dict(before["samples/x"], detections_sha256="c")}
+    assert findings.differences(before, fewer) == ["samples/x: lessons 2 -> 3", "samples/x: retry 2 -> 1 detections"]
+    assert findings.differences(before, reworded) == [
+        "samples/x: same counts, other detections (evidence, titles or texts changed)"]
+    assert findings.differences(before, {}) == ["samples/x: folder gone"]
