@@ -30,30 +30,35 @@
 --   between       the tools (tool_key) the agent used in between, at most three, in order: `rg, sed`;
 --                 changed_files the files it changed in between (lw_edited_files), at most three
 CREATE OR REPLACE TEMP TABLE facts AS
+-- Windows and joins carry only the columns they need: the events' text is read for the few rows that use
+-- it (calls, results, errors, the person's words after a failure), not carried through every sort.
 WITH ev AS (
-    SELECT e.trace_id, e.seq, e.event_id, e.type, e.tool_name, e.content, e.parent_id, e.raw_type,
+    SELECT e.trace_id, e.seq, e.event_id, e.type, e.tool_name, e.parent_id, e.raw_type,
            e.metadata->>'tool_call_id' AS call_ref, lw_actor(e.type, e.actor) AS actor,
            -- a call the person refused did not fail: it is their correction (human_correction finds it)
            lw_failed(e.status, e.success) AND lower(coalesce(e.status, '')) <> 'rejected' AS own_failed,
            lower(coalesce(e.status, '')) = 'rejected' AS rejected,
            count(*) FILTER (WHERE e.type IN ('user_message', 'human_correction')
                               AND lw_actor(e.type, e.actor) = 'human') OVER (PARTITION BY e.trace_id ORDER BY e.seq) AS turn,
-           CASE WHEN e.type = 'tool_call' THEN lw_call_args(e.metadata, e.extra, e.content) END AS args,
            e.actor AS given_actor
     FROM events e
 ),
 calls AS (
-    SELECT trace_id, seq, event_id, tool_name, call_ref, actor, own_failed, turn, content, raw_type, given_actor,
-           md5(coalesce(args, '')) AS call_hash,
-           -- what it ran, as a person would write it: a shell's command, else the tool and all its arguments
-           -- (an editor's `command` is only its sub-command: `view`, `create`, not what it viewed or made)
-           CASE WHEN lw_shell_tool(tool_name) THEN lw_command(args)
-                WHEN json_valid(args) AND json_type(args) = 'OBJECT' THEN concat_ws(' ', tool_name, nullif(args, '{}'))
-                ELSE concat_ws(' ', tool_name, nullif(nullif(lw_command(args), tool_name), '{}')) END AS command
-    FROM ev WHERE type = 'tool_call'
+    SELECT *, lw_tool_key(tool_name, command) AS tool_key
+    FROM (
+        SELECT trace_id, seq, event_id, tool_name, call_ref, actor, own_failed, turn, content, raw_type, given_actor,
+               md5(coalesce(args, '')) AS call_hash, shell,
+               -- what it ran, as a person would write it: a shell's command, else the tool and all its arguments
+               -- (an editor's `command` is only its sub-command: `view`, `create`, not what it viewed or made)
+               CASE WHEN shell THEN lw_command(args)
+                    WHEN json_valid(args) AND json_type(args) = 'OBJECT' THEN concat_ws(' ', tool_name, nullif(args, '{}'))
+                    ELSE concat_ws(' ', tool_name, nullif(nullif(lw_command(args), tool_name), '{}')) END AS command
+        FROM (SELECT v.*, e.content, lw_call_args(e.metadata, e.extra, e.content) AS args, lw_shell_tool(v.tool_name) AS shell
+              FROM ev v JOIN events e USING (trace_id, seq) WHERE v.type = 'tool_call' AND e.type = 'tool_call'))
 ),
 results AS (
-    SELECT trace_id, seq, event_id, tool_name, parent_id, call_ref, content, own_failed, rejected FROM ev WHERE type = 'tool_result'
+    SELECT v.trace_id, v.seq, v.event_id, v.tool_name, v.parent_id, v.call_ref, e.content, v.own_failed, v.rejected
+    FROM ev v JOIN events e USING (trace_id, seq) WHERE v.type = 'tool_result' AND e.type = 'tool_result'
 ),
 by_id AS (
     SELECT r.trace_id, r.seq, c.seq AS call_seq
@@ -64,8 +69,9 @@ by_id AS (
 ),
 by_order AS (
     SELECT r.trace_id, r.seq, c.seq AS call_seq
-    FROM (SELECT * FROM results ANTI JOIN by_id USING (trace_id, seq)) r
-    ASOF JOIN calls c ON c.trace_id = r.trace_id AND c.tool_name IS NOT DISTINCT FROM r.tool_name AND r.seq > c.seq
+    FROM (SELECT trace_id, seq, tool_name FROM results ANTI JOIN by_id USING (trace_id, seq)) r
+    ASOF JOIN (SELECT trace_id, seq, tool_name FROM calls) c
+        ON c.trace_id = r.trace_id AND c.tool_name IS NOT DISTINCT FROM r.tool_name AND r.seq > c.seq
 ),
 paired AS (
     SELECT p.call_seq, r.* FROM (SELECT * FROM by_id UNION ALL SELECT * FROM by_order) p JOIN results r USING (trace_id, seq)
@@ -75,7 +81,7 @@ paired AS (
 span_errors AS (
     SELECT c.trace_id, c.seq AS call_seq, arg_min(x.content, x.seq) AS content, min(x.seq) AS seq,
            arg_min(x.event_id, x.seq) AS event_id
-    FROM calls c JOIN ev x ON x.trace_id = c.trace_id AND x.parent_id = c.event_id AND x.type = 'error'
+    FROM calls c JOIN events x ON x.trace_id = c.trace_id AND x.parent_id = c.event_id AND x.type = 'error'
     GROUP BY c.trace_id, c.seq
 ),
 outcome AS (
@@ -84,26 +90,24 @@ outcome AS (
            (c.own_failed OR coalesce(p.own_failed, false) OR s.content IS NOT NULL)
                -- a search that found nothing exits 1 with no output: no failure, also where it leads a
                -- chain (`rg X && sed -n ...`: the rest never ran) or ends a pipe
-               AND NOT ((lw_tool_key(c.tool_name, c.command) IN ('rg', 'grep', 'egrep', 'fgrep', 'git grep', 'ag', 'ack')
-                         OR (lw_shell_tool(c.tool_name)
-                             AND regexp_matches(c.command, '(^|&&|\|\||;|\|)\s*(rg|grep|egrep|fgrep|ag|ack|git\s+grep)\s')))
-                        AND trim(coalesce(p.content, s.content, '')) = '') AS failed,
-           lw_tool_key(c.tool_name, c.command) AS tool_key
+               AND NOT ((c.tool_key IN ('rg', 'grep', 'egrep', 'fgrep', 'git grep', 'ag', 'ack')
+                         OR (c.shell AND regexp_matches(c.command, '(^|&&|\|\||;|\|)\s*(rg|grep|egrep|fgrep|ag|ack|git\s+grep)\s')))
+                        AND trim(coalesce(p.content, s.content, '')) = '') AS failed
     FROM calls c
     LEFT JOIN paired p ON p.trace_id = c.trace_id AND p.call_seq = c.seq
     LEFT JOIN span_errors s ON s.trace_id = c.trace_id AND s.call_seq = c.seq
 ),
 judged AS (
-    SELECT o.*, lw_edited_files(o.command) AS edited,
+    SELECT o.* EXCLUDE (content), lw_edited_files(o.command) AS edited,
            o.failed AND lw_environment_failure('tool_call', o.raw_type, o.tool_name, o.output, o.given_actor) AS environment,
            -- a result that only repeats the tool's name, or the call itself, says nothing of what went wrong
            CASE WHEN o.failed AND trim(coalesce(o.output, '')) NOT IN (o.tool_name, o.tool_key, trim(coalesce(o.content, '')))
                 THEN lw_error_line(o.output) END AS error
     FROM outcome o
 ),
--- what came next, for every call: windows over the agent's calls, and over the trace's events
+-- what came next, for every call: windows over the agent's calls
 agent_calls AS (
-    SELECT j.*,
+    SELECT j.trace_id, j.seq, j.command, j.tool_key, j.turn, j.failed, j.environment, j.edited,
            first_value(CASE WHEN NOT j.failed THEN j.seq END IGNORE NULLS) OVER same_key AS next_ok_same,
            first_value(CASE WHEN NOT j.failed THEN j.command END IGNORE NULLS) OVER same_key AS next_ok_same_command,
            row_number() OVER (PARTITION BY j.trace_id ORDER BY j.seq) AS nth_call,
@@ -112,47 +116,55 @@ agent_calls AS (
     WHERE j.actor = 'agent'
     WINDOW same_key AS (PARTITION BY j.trace_id, j.tool_key ORDER BY j.seq ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING)
 ),
+-- the calls whose failure asks what worked after it (not the environment's); a call whose own status
+-- failed but whose result is unknown (`failed` NULL) is asked too
+failures AS (
+    SELECT * FROM agent_calls WHERE (NOT failed OR environment) IS NOT TRUE
+),
 -- another tool's first success after a failure, in the same turn
 other_ok AS (
     SELECT f.trace_id, f.seq, min(o.seq) AS other_seq, arg_min(o.command, o.seq) AS other_text,
            arg_min(o.tool_key, o.seq) AS other_tool
-    FROM agent_calls f JOIN agent_calls o ON o.trace_id = f.trace_id AND o.turn = f.turn AND o.seq > f.seq
-                                         AND NOT o.failed AND o.tool_key IS DISTINCT FROM f.tool_key
+    FROM failures f JOIN agent_calls o ON o.trace_id = f.trace_id AND o.turn = f.turn AND o.seq > f.seq
+                                       AND NOT o.failed AND o.tool_key IS DISTINCT FROM f.tool_key
     WHERE f.failed AND NOT f.environment AND f.next_ok_same IS NULL
     GROUP BY f.trace_id, f.seq
 ),
+-- the person's next words after a failure, and the next final answer
+humans AS (
+    SELECT e.trace_id, e.seq, e.content,
+           e.type = 'human_correction' OR len(string_split(lw_key_words(e.content, 3), ' ')) >= 3 AS says
+    FROM events e SEMI JOIN failures f USING (trace_id)
+    WHERE e.type IN ('user_message', 'human_correction') AND lw_actor(e.type, e.actor) = 'human'
+),
+finals AS (
+    SELECT e.trace_id, e.seq, e.content FROM events e SEMI JOIN failures f USING (trace_id) WHERE e.type = 'final_answer'
+),
 later AS (
-    SELECT trace_id, seq,
-           first_value(CASE WHEN type IN ('user_message', 'human_correction') AND actor = 'human' THEN seq END IGNORE NULLS) OVER ahead AS next_human,
-           first_value(CASE WHEN type IN ('user_message', 'human_correction') AND actor = 'human' THEN content END IGNORE NULLS) OVER ahead AS next_human_text,
-           first_value(CASE WHEN type IN ('user_message', 'human_correction') AND actor = 'human'
-                            THEN type = 'human_correction' OR len(string_split(lw_key_words(content, 3), ' ')) >= 3 END IGNORE NULLS) OVER ahead AS next_human_says,
-           first_value(CASE WHEN type = 'final_answer' THEN seq END IGNORE NULLS) OVER ahead AS next_final,
-           first_value(CASE WHEN type = 'final_answer' THEN content END IGNORE NULLS) OVER ahead AS next_final_text
-    FROM ev
-    WINDOW ahead AS (PARTITION BY trace_id ORDER BY seq ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING)
+    SELECT f.trace_id, f.seq, h.seq AS next_human, h.content AS next_human_text, h.says AS next_human_says,
+           a.seq AS next_final, a.content AS next_final_text
+    FROM (SELECT trace_id, seq FROM failures) f
+    ASOF LEFT JOIN humans h ON h.trace_id = f.trace_id AND h.seq > f.seq
+    ASOF LEFT JOIN finals a ON a.trace_id = f.trace_id AND a.seq > f.seq
 ),
 recovered AS (
     SELECT a.trace_id, a.seq,
-           CASE WHEN NOT a.failed OR a.environment THEN NULL
-                WHEN a.next_ok_same IS NOT NULL THEN CASE WHEN a.next_ok_same_command IS DISTINCT FROM a.command THEN 'changed' ELSE 'again' END
+           CASE WHEN a.next_ok_same IS NOT NULL THEN CASE WHEN a.next_ok_same_command IS DISTINCT FROM a.command THEN 'changed' ELSE 'again' END
                 WHEN o.other_seq IS NOT NULL THEN 'other'
                 WHEN l.next_human IS NOT NULL AND l.next_human_says THEN 'correction'
                 WHEN l.next_final IS NOT NULL AND l.next_human IS NULL THEN 'final_answer' END AS recovery_kind,
-           CASE WHEN NOT a.failed OR a.environment THEN NULL
-                WHEN a.next_ok_same IS NOT NULL THEN a.next_ok_same
+           CASE WHEN a.next_ok_same IS NOT NULL THEN a.next_ok_same
                 WHEN o.other_seq IS NOT NULL THEN o.other_seq
                 WHEN l.next_human IS NOT NULL AND l.next_human_says THEN l.next_human
                 WHEN l.next_human IS NULL THEN l.next_final END AS recovery_seq,
-           CASE WHEN NOT a.failed OR a.environment THEN NULL
-                WHEN a.next_ok_same IS NOT NULL THEN a.next_ok_same_command
+           CASE WHEN a.next_ok_same IS NOT NULL THEN a.next_ok_same_command
                 WHEN o.other_seq IS NOT NULL THEN o.other_text
                 WHEN l.next_human IS NOT NULL AND l.next_human_says THEN l.next_human_text
                 WHEN l.next_human IS NULL THEN l.next_final_text END AS recovery,
-           CASE WHEN NOT a.failed OR a.environment THEN NULL
-                WHEN a.next_ok_same IS NOT NULL THEN a.tool_key
-                WHEN o.other_seq IS NOT NULL THEN o.other_tool END AS recovery_tool
-    FROM agent_calls a LEFT JOIN other_ok o USING (trace_id, seq) LEFT JOIN later l USING (trace_id, seq)
+           CASE WHEN a.next_ok_same IS NOT NULL THEN a.tool_key
+                WHEN o.other_seq IS NOT NULL THEN o.other_tool END AS recovery_tool,
+           a.nth_call, a.calls_in_trace, a.failed AND NOT a.environment AS counted
+    FROM failures a LEFT JOIN other_ok o USING (trace_id, seq) LEFT JOIN later l USING (trace_id, seq)
 ),
 -- what the agent did between a failure and what worked: the tools it used and the files it changed
 steps_between AS (
@@ -164,28 +176,37 @@ steps_between AS (
 ),
 -- calls wasted: those after the failure and before what worked (the calls made before it, less this one's place)
 costed AS (
-    SELECT r.*,
-           CASE WHEN a.failed AND NOT a.environment THEN
-               CASE WHEN r.recovery_seq IS NULL THEN a.calls_in_trace ELSE coalesce(b.nth_call, 0) END - a.nth_call
+    SELECT r.* EXCLUDE (nth_call, calls_in_trace, counted),
+           CASE WHEN r.counted THEN
+               CASE WHEN r.recovery_seq IS NULL THEN r.calls_in_trace ELSE coalesce(b.nth_call, 0) END - r.nth_call
            END AS wasted_steps
-    FROM recovered r JOIN agent_calls a USING (trace_id, seq)
-    ASOF LEFT JOIN agent_calls b ON b.trace_id = r.trace_id AND r.recovery_seq > b.seq
+    FROM recovered r
+    ASOF LEFT JOIN (SELECT trace_id, seq, nth_call FROM agent_calls) b ON b.trace_id = r.trace_id AND r.recovery_seq > b.seq
+),
+-- the calls, with all that is known of them
+known AS (
+    SELECT j.trace_id, j.seq, j.result_seq, j.result_event_id, j.command, j.call_hash, j.tool_key, j.output,
+           j.edited, len(j.edited) > 0 OR lw_changes_files(j.command) AS changes, j.failed, j.environment, j.error,
+           -- an edit that did not apply is one cause per tool, however the tool words it (a hunk it cannot
+           -- parse, lines it cannot find, a file that is not there): the edit did not match the file or the
+           -- tool's format
+           CASE WHEN j.error IS NOT NULL AND len(j.edited) > 0 THEN 'the edit did not apply'
+                WHEN j.error IS NOT NULL THEN lw_mask(j.error) END AS error_sig,
+           c.recovery_seq, c.recovery_kind, c.recovery, c.recovery_tool, c.wasted_steps, s.between,
+           nullif(s.changed_files, '') AS changed_files, j.actor
+    FROM judged j
+    LEFT JOIN costed c USING (trace_id, seq)
+    LEFT JOIN steps_between s USING (trace_id, seq)
+),
+-- a coding run: the agent changes files somewhere in the trace
+coding AS (
+    SELECT DISTINCT trace_id FROM known WHERE actor = 'agent' AND changes
 )
 SELECT e.trace_id, e.seq, e.event_id, e.type, e.tool_name, e.actor, e.turn,
-       j.result_seq, j.result_event_id, j.command, j.call_hash, j.tool_key, j.output,
-       j.edited, len(j.edited) > 0 OR lw_changes_files(j.command) AS changes,
-       -- a coding run: the agent changes files somewhere in the trace
-       coalesce(bool_or(len(j.edited) > 0 OR lw_changes_files(j.command)) FILTER (WHERE e.actor = 'agent')
-                    OVER (PARTITION BY e.trace_id), false) AS coding_run,
-       coalesce(j.failed, e.own_failed) AS failed, j.environment, j.error,
-       -- an edit that did not apply is one cause per tool, however the tool words it (a hunk it cannot
-       -- parse, lines it cannot find, a file that is not there): the edit did not match the file or the
-       -- tool's format
-       CASE WHEN j.error IS NOT NULL AND len(j.edited) > 0 THEN 'the edit did not apply'
-            WHEN j.error IS NOT NULL THEN lw_mask(j.error) END AS error_sig,
-       c.recovery_seq, c.recovery_kind, c.recovery, c.recovery_tool, c.wasted_steps, s.between,
-       nullif(s.changed_files, '') AS changed_files
+       k.result_seq, k.result_event_id, k.command, k.call_hash, k.tool_key, k.output,
+       k.edited, k.changes, g.trace_id IS NOT NULL AS coding_run,
+       coalesce(k.failed, e.own_failed) AS failed, k.environment, k.error, k.error_sig,
+       k.recovery_seq, k.recovery_kind, k.recovery, k.recovery_tool, k.wasted_steps, k.between, k.changed_files
 FROM ev e
-LEFT JOIN judged j ON j.trace_id = e.trace_id AND j.seq = e.seq AND e.type = 'tool_call'
-LEFT JOIN costed c ON c.trace_id = e.trace_id AND c.seq = e.seq
-LEFT JOIN steps_between s ON s.trace_id = e.trace_id AND s.seq = e.seq;
+LEFT JOIN known k ON k.trace_id = e.trace_id AND k.seq = e.seq AND e.type = 'tool_call'
+LEFT JOIN coding g ON g.trace_id = e.trace_id;
