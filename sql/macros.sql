@@ -295,17 +295,17 @@ CREATE OR REPLACE MACRO lw_mask(txt) AS
 -- else a line that speaks of failing; else the first line. Wrappers are dropped first (Codex's `failed in
 -- sandbox ... stdout: ..., stderr: `, a shell's `bash: line 3:`), warnings and traceback frames ranked
 -- last. One line, at most 300 characters.
-CREATE OR REPLACE MACRO lw_error_line(txt) AS (
-    WITH lined AS (
-        SELECT list_filter(list_transform(string_split(
-                   replace(regexp_replace(left(coalesce(txt, ''), 8000),
-                                          '^\s*failed in sandbox .*? with execution error: .*?exit code: -?\d+, stdout: ', ''),
-                           ', stderr: ', chr(10)), chr(10)),
-                   lambda x: trim(regexp_replace(x, '^\s*(bash|sh|zsh|/bin/\w+): (-c: )?(line \d+: )?', ''))),
-                   lambda x: x <> '') AS lines
-    ),
-    scored AS (
-        SELECT lines, list_transform(lines, lambda x: CASE
+CREATE OR REPLACE MACRO lw_error_line(txt) AS
+    -- the best-scored line, the first of those: a struct's maximum compares its fields in order (an
+    -- expression, not a subquery: a query that quotes several texts pays no join for each use)
+    left(list_max(list_transform(
+        list_filter(list_transform(string_split(
+                        replace(regexp_replace(left(coalesce(txt, ''), 8000),
+                                               '^\s*failed in sandbox .*? with execution error: .*?exit code: -?\d+, stdout: ', ''),
+                                ', stderr: ', chr(10)), chr(10)),
+                        lambda x: trim(regexp_replace(x, '^\s*(bash|sh|zsh|/bin/\w+): (-c: )?(line \d+: )?', ''))),
+                    lambda x: x <> ''),
+        lambda x, i: {'score': CASE
             WHEN regexp_matches(x, '^(warning|hint|note)\b|^(=|-|_|\*){3}|^Traceback \(|^File "|^at |^\^+$', 'i') THEN 0
             WHEN regexp_matches(x, '^(exit code|process exited with code|command exited with)\s*:?\s*-?\d+\s*$', 'i') THEN 2
             WHEN regexp_matches(x, '^E\s+[\w.]*(Error|Exception|Exit)\b') THEN 5
@@ -313,10 +313,7 @@ CREATE OR REPLACE MACRO lw_error_line(txt) AS (
                  OR regexp_matches(x, 'command not found|No such file or directory|Permission denied|Could not resolve|Failed to find expected lines|invalid hunk|unknown (option|argument|command)|not recognized|cannot find|fatal:|npm ERR!|^error[:\[ ]', 'i')
                  THEN 4
             WHEN regexp_matches(x, '\b(failed|failure|error|denied|refused|invalid|unable to|cannot|timed out|not found)\b', 'i') THEN 3
-            ELSE 1 END) AS scores
-        FROM lined
-    )
-    SELECT CASE WHEN len(lines) > 0 THEN left(lines[list_position(scores, list_max(scores))], 300) END FROM scored);
+            ELSE 1 END, 'first': -i, 'line': x})).line, 300);
 
 -- The first line of a text, cut to n characters: a command or a quote as a rule shows it.
 CREATE OR REPLACE MACRO lw_first_line(txt, n) AS

@@ -14,7 +14,7 @@ WITH calls AS (
            -- an edit of code: prose and notes (Markdown, reStructuredText, plain text) need no run
            len(list_filter(edited, lambda f: NOT regexp_matches(lower(f), '\.(md|markdown|rst|txt|adoc)$'))) > 0 AS edits,
            lw_shell_tool(tool_name) AND NOT lw_reads(tool_key, command) AND NOT changes AS runs
-    FROM facts WHERE type = 'tool_call' AND actor = 'agent'
+    FROM facts WHERE type = 'tool_call' AND actor = 'agent' AND coding_run  -- only a coding run edits
 ),
 per_trace AS (
     SELECT trace_id, max(seq) FILTER (WHERE edits) AS last_edit, max(seq) FILTER (WHERE runs) AS last_run,

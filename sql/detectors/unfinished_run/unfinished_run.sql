@@ -11,14 +11,18 @@
 --   run was cut off mid-action, at its iteration budget. A person ending an interactive session is no
 --   finding (several turns), nor is a run that ends by finishing, submitting or answering.
 -- lesson: Finish within the run's budget: {evidence}
-WITH last_event AS (
-    SELECT f.trace_id, max(f.turn) AS turns,
+WITH per_trace AS (
+    SELECT trace_id, max(turn) AS turns, max(seq) AS last_seq,
+           count(*) FILTER (WHERE type = 'tool_call' AND actor = 'agent') AS calls
+    FROM facts GROUP BY trace_id
+),
+last_event AS MATERIALIZED (
+    SELECT p.trace_id, p.turns, p.calls,
            -- a call's outcome: its result, or a status the producer wrote on the call itself
-           arg_max({'type': f.type, 'actor': f.actor, 'tool': f.tool_name, 'command': f.command, 'event_id': f.event_id,
-                    'seq': f.seq, 'outcome': f.result_seq IS NOT NULL OR e.status IS NOT NULL OR e.success IS NOT NULL},
-                   f.seq) AS last,
-           count(*) FILTER (WHERE f.type = 'tool_call' AND f.actor = 'agent') AS calls
-    FROM facts f JOIN events e USING (trace_id, seq) GROUP BY f.trace_id
+           {'type': f.type, 'actor': f.actor, 'tool': f.tool_name, 'command': f.command, 'event_id': f.event_id,
+            'seq': f.seq, 'outcome': f.result_seq IS NOT NULL OR e.status IS NOT NULL OR e.success IS NOT NULL} AS last
+    FROM per_trace p JOIN facts f ON f.trace_id = p.trace_id AND f.seq = p.last_seq
+    JOIN events e ON e.trace_id = p.trace_id AND e.seq = p.last_seq
 ),
 stopped AS (
     SELECT * FROM (
