@@ -11,6 +11,7 @@ import logging
 import secrets
 import shutil
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -46,7 +47,10 @@ class Plan:
 
 
 class Result(Protocol):
+    """A started batch: a concurrent, Prefect or Dask future."""
     def result(self) -> Any: ...
+
+    def add_done_callback(self, fn: Callable[[Any], None]) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -354,13 +358,15 @@ def _stage_all(settings: Settings, steps: Steps, the_plan: Plan, workdir: str) -
     """Stage every batch, at most `workers` at once on this machine: each holds its share of the memory
     limit. Batches on remote workers are all submitted at once."""
     batches = the_plan.batches
-    window = settings.workers if settings.shared_machine else max(1, len(batches))
+    # A slot frees when any batch finishes: a small batch done early lets the next one start beside a large
+    # one still staging (waiting for the oldest left a worker idle whenever sizes differed).
+    slots = threading.Semaphore(settings.workers if settings.shared_machine else max(1, len(batches)))
     started: list[Result] = []
     for i, files in enumerate(batches):
-        if len(started) >= window:
-            started[len(started) - window].result()
+        slots.acquire()
         started.append(steps.stage(files=files, settings=settings, folder=f"{workdir}/batch-{i:05d}",
                                    known_hashes=the_plan.known_hashes, label=f"{i + 1}/{len(batches)}"))
+        started[-1].add_done_callback(lambda _: slots.release())
     return [s.result() for s in started]
 
 
