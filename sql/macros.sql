@@ -173,15 +173,29 @@ CREATE OR REPLACE MACRO lw_lookup_tool(tool_name) AS
                                'validate', 'verify', 'compute', 'estimate', 'preview', 'grep', 'glob', 'web',
                                'browse', 'inspect', 'load', 'download', 'lookup', 'status', 'ask', 'todo');
 
+-- The stems of one action class as a regular expression over words set between spaces (lw_stem_matches
+-- for each stem). Called with a constant class, it is a constant: compiled once per query.
+CREATE OR REPLACE MACRO lw_stem_pattern(cls) AS
+    ' (' || array_to_string(list_transform(list_filter(lw_action_classes(), lambda c: c.class = cls)[1].stems,
+                                          lambda s: CASE WHEN length(s) >= 4 THEN s || '[a-z0-9]*'
+                                                         ELSE s || '(s|ed|d|ing|es)?' END), '|') || ') ';
+
+-- The first class of lw_action_classes() (in its order) a stem of which the tool's name, or a shell's
+-- command, has among its words. One regular expression per class over the words, not a stem test per
+-- word: a long command has hundreds of words.
 CREATE OR REPLACE MACRO lw_tool_action(tool_name, command) AS
     CASE WHEN lw_lookup_tool(tool_name) THEN NULL ELSE
-    (SELECT arg_min(c.class, c.pos) FROM (
-        SELECT unnest(lw_action_classes()).class AS class, unnest(lw_action_classes()).stems AS stems,
-               generate_subscripts(lw_action_classes(), 1) AS pos) c
-     WHERE list_bool_or(list_transform(
-               CASE WHEN list_has_any(lw_words(tool_name), ['bash', 'shell', 'exec', 'terminal', 'command', 'sh', 'run'])
-                    THEN lw_words(command) ELSE lw_words(tool_name) END,
-               lambda w: list_bool_or(list_transform(c.stems, lambda s: lw_stem_matches(w, s)))))) END;
+    list_transform([' ' || array_to_string(CASE WHEN list_has_any(lw_words(tool_name), ['bash', 'shell', 'exec', 'terminal', 'command', 'sh', 'run'])
+                                                THEN lw_words(command) ELSE lw_words(tool_name) END, ' ') || ' '],
+        lambda t: CASE WHEN regexp_matches(t, lw_stem_pattern('update')) THEN 'update'
+                       WHEN regexp_matches(t, lw_stem_pattern('create')) THEN 'create'
+                       WHEN regexp_matches(t, lw_stem_pattern('send')) THEN 'send'
+                       WHEN regexp_matches(t, lw_stem_pattern('cancel')) THEN 'cancel'
+                       WHEN regexp_matches(t, lw_stem_pattern('refund')) THEN 'refund'
+                       WHEN regexp_matches(t, lw_stem_pattern('escalate')) THEN 'escalate'
+                       WHEN regexp_matches(t, lw_stem_pattern('delete')) THEN 'delete'
+                       WHEN regexp_matches(t, lw_stem_pattern('merge')) THEN 'merge'
+                       WHEN regexp_matches(t, lw_stem_pattern('pay')) THEN 'pay' END)[1] END;
 
 -- The command or arguments a tool call ran with, as text: for matching what it did and comparing calls.
 CREATE OR REPLACE MACRO lw_call_args(metadata, extra, content) AS

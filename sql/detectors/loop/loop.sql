@@ -10,27 +10,28 @@
 --   call that then succeeded. A failing call repeated is the same
 --   cause as its retry (family tool_failure), with what worked after it.
 -- lesson: Stop repeating a call that gives the same answer; change the arguments or the approach: {evidence}
+-- (the windows and groups carry the few columns they need; the rest is joined back for the repeats)
 WITH agent_calls AS (
-    SELECT *, md5(coalesce(output, '')) AS answer,
+    SELECT trace_id, seq, tool_key, call_hash,
            -- the calls before it that changed something (a file edited, created, moved or removed)
            count(*) FILTER (WHERE changes)
                OVER (PARTITION BY trace_id ORDER BY seq ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS changed_before
     FROM facts WHERE type = 'tool_call' AND actor = 'agent' AND tool_name IS NOT NULL
 ),
--- the same call is the same arguments with nothing changed in between: running the tests again after an
--- edit is the next step, not a loop
-calls AS (
-    SELECT *, md5(call_hash || ':' || changed_before) AS same FROM agent_calls
+same_calls AS (
+    SELECT trace_id, seq, tool_key, md5(call_hash || ':' || changed_before) AS same FROM agent_calls
 ),
--- calls made at least twice unchanged: usually few, so only they are grouped further
 repeats AS (
-    SELECT trace_id, tool_key, same FROM calls GROUP BY ALL HAVING count(*) >= 2
+    SELECT trace_id, tool_key, same FROM same_calls GROUP BY ALL HAVING count(*) >= 2
 ),
--- of those, the most times one call gave one answer
+calls AS (
+    SELECT f.*, s.same, md5(coalesce(f.output, '')) AS answer
+    FROM same_calls s SEMI JOIN repeats USING (trace_id, tool_key, same)
+    JOIN facts f USING (trace_id, seq)
+),
 answered AS (
     SELECT trace_id, tool_key, same, max(n) AS n
-    FROM (SELECT c.trace_id, c.tool_key, c.same, c.answer, count(*) AS n
-          FROM calls c SEMI JOIN repeats USING (trace_id, tool_key, same) GROUP BY ALL)
+    FROM (SELECT c.trace_id, c.tool_key, c.same, c.answer, count(*) AS n FROM calls c GROUP BY ALL)
     GROUP BY ALL
 ),
 repeated AS (

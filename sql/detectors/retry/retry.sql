@@ -11,15 +11,18 @@
 --   event after an error or a failed step. A failure of the model provider (its API overloaded, a usage limit) and the runtime's own
 --   retries of it are environment_error's, not this.
 -- lesson: Prevent this failure instead of retrying it: {evidence}
-WITH agent_calls AS (
-    SELECT * FROM facts WHERE type = 'tool_call' AND actor = 'agent'
-),
 -- a tool's episodes: its calls since it last worked; the failures of one episode, retried, are one finding
-episodes AS (
-    SELECT *,
+-- (the windows carry the few columns they need; the rest is joined back for the failures)
+WITH ordered AS (
+    SELECT trace_id, seq, failed, environment,
            count(*) FILTER (WHERE NOT failed) OVER (PARTITION BY trace_id, tool_key ORDER BY seq) AS episode,
            lead(seq) OVER (PARTITION BY trace_id, tool_key ORDER BY seq) AS again_seq
-    FROM agent_calls
+    FROM facts WHERE type = 'tool_call' AND actor = 'agent'
+),
+episodes AS (
+    SELECT f.*, o.episode, o.again_seq
+    FROM ordered o JOIN facts f USING (trace_id, seq)
+    WHERE o.failed AND NOT o.environment AND o.again_seq IS NOT NULL  -- a failure, and the tool called again
 ),
 implicit AS (
     SELECT trace_id, tool_key, episode, bool_or(coding_run) AS coding_run,
@@ -30,9 +33,8 @@ implicit AS (
            arg_min({'kind': recovery_kind, 'text': recovery, 'wasted': wasted_steps, 'between': between,
                     'command': command, 'changed': changed_files}, seq) AS first
     FROM episodes
-    WHERE failed AND NOT environment AND again_seq IS NOT NULL
-      -- an explicit retry event in between is the other branch's
-      AND NOT EXISTS (SELECT 1 FROM events x WHERE x.trace_id = episodes.trace_id AND x.type = 'retry'
+    -- an explicit retry event in between is the other branch's
+    WHERE NOT EXISTS (SELECT 1 FROM events x WHERE x.trace_id = episodes.trace_id AND x.type = 'retry'
                                                 AND x.seq > episodes.seq AND x.seq < episodes.again_seq)
     GROUP BY trace_id, tool_key, episode
 ),

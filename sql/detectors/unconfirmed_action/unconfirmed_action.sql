@@ -20,6 +20,20 @@ policy AS (
     SELECT trace_id FROM traces SEMI JOIN convo USING (trace_id)
     WHERE lw_asks_confirmation(lw_policy(extra, metadata))
 ),
+-- a call is found under a policy, or when the user's next turn objects to it: only traces with a policy or
+-- with an objection have calls worth classifying
+candidates AS (
+    SELECT trace_id FROM policy
+    UNION
+    SELECT trace_id FROM events SEMI JOIN convo USING (trace_id)
+    WHERE type IN ('user_message', 'human_correction') AND lw_actor(type, actor) = 'human'
+      AND lw_objection(lower(coalesce(content, '')))
+),
+-- (materialized: the tests below would otherwise be pushed under the join, onto every call)
+candidate_calls AS MATERIALIZED (
+    SELECT e.* FROM events e SEMI JOIN candidates USING (trace_id)
+    WHERE e.type = 'tool_call' AND lw_actor(e.type, e.actor) = 'agent'
+),
 writes AS (
     SELECT e.trace_id, e.event_id, e.seq, e.tool_name, lw_call_args(e.metadata, e.extra, e.content) AS args,
            lw_tool_action(e.tool_name, lw_call_args(e.metadata, e.extra, e.content)) AS class,
@@ -29,8 +43,7 @@ writes AS (
                OR regexp_matches(coalesce(lw_call_args(e.metadata, e.extra, e.content), ''),
                                  '"(file_path|notebook_path|path|filename|target_file)"\s*:')
                AS workbench
-    FROM events e SEMI JOIN convo USING (trace_id)
-    WHERE e.type = 'tool_call' AND lw_actor(e.type, e.actor) = 'agent'
+    FROM candidate_calls e
 ),
 checked AS (
     SELECT w.*, w.trace_id IN (SELECT trace_id FROM policy) AS under_policy,
@@ -45,7 +58,8 @@ checked AS (
 -- the user's next turn after the call objects to it in words
 objected AS (
     SELECT c.trace_id, c.seq FROM checked c JOIN events u ON u.trace_id = c.trace_id AND u.seq = c.next_turn
-    WHERE lw_objection(lower(coalesce(u.content, '')))
+    WHERE u.type IN ('user_message', 'human_correction')  -- as next_turn is: the words are tested on those only
+      AND lw_objection(lower(coalesce(u.content, '')))
 ),
 unconfirmed AS (
     SELECT c.* FROM checked c
