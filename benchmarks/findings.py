@@ -7,10 +7,11 @@ to be faster (or tidier) changes no finding.
 Each folder under ../shared/samples and ../shared/benchmarks (but the gold lessons) is run whole, as
 `lessonweaver run` would, into a database of its own. Per folder the digest keeps the counts of traces,
 quarantined traces, rejected records, detections per detector and lessons, and a SHA-256 of every
-detection (trace, event, detector, severity, evidence, title) and of every lesson's text (title, problem,
-proposed lesson, recovery, frequency), sorted. Ids that a fresh database salts (tenant hashes) are left out. tests/test_findings.py
-runs the comparison on every test run when ../shared is there; after a change that is meant to change
-findings, record them again with --write and say why in the commit.
+detection (the trace's content hash, event, detector, severity, evidence, title) and of every lesson
+(detector, severity, occurrences, traces, frequency), sorted: the same wherever the folder is. Ids and
+texts that depend on a path or on a fresh database's salt are left out. tests/test_findings.py runs the
+comparison on every test run when ../shared is there; after a change that is meant to change findings,
+record them again with --write and say why in the commit.
 """
 
 import argparse
@@ -34,13 +35,18 @@ RECORD = ROOT / "tests" / "fixtures" / "shared_findings.json"
 NOT_TRACES = ("labels.json", "metadata.json", "ORIGIN.md", "README.md", "corpus.json")
 SKIP = ("lessons-gold",)
 
+# A trace by its content (the hash the load keeps), not by its id: ids of traces without one of their own
+# are hashes of their file's path, and sealed ids are salted per database (those go by their file).
 DETECTIONS = """
-    SELECT trace_id, coalesce(seq, -1), detector, severity, coalesce(evidence, ''), coalesce(title, '')
-    FROM detections ORDER BY ALL"""
+    SELECT coalesce(t.content_hash, replace(replace(s.file, $folder, ''), $work, ''), d.trace_id),
+           coalesce(d.seq, -1), d.detector, d.severity, coalesce(d.evidence, ''), coalesce(d.title, '')
+    FROM detections d LEFT JOIN traces t USING (trace_id) LEFT JOIN sealed_traces s ON s.sealed = d.trace_id
+    ORDER BY ALL"""
+# A lesson by its detector, severity and how often it was seen: its cause, texts and recovery are those of
+# one of its detections, picked in the order of trace ids, which for traces without ids of their own
+# follow their files' paths (the detections' own texts are in the digest above).
 LESSONS = """
-    SELECT coalesce(title, ''), coalesce(problem, ''), coalesce(lesson, ''), coalesce(recovery, ''),
-           coalesce(frequency, '')
-    FROM lessons ORDER BY ALL"""
+    SELECT detector, severity, occurrences, trace_count, coalesce(frequency, '') FROM lessons ORDER BY ALL"""
 
 
 def corpora(shared: Path) -> list[Path]:
@@ -67,7 +73,7 @@ def findings(folder: Path, work: Path) -> dict:
     run_local(Settings(paths=tuple(files), db=str(db), out=str(work / "reports" / folder.name), workers=1))
     con = duckdb.connect(str(db), read_only=True)
     try:
-        detections = con.execute(DETECTIONS).fetchall()
+        detections = con.execute(DETECTIONS, {"folder": f"{folder}/", "work": f"{work}/"}).fetchall()
         lessons = con.execute(LESSONS).fetchall()
         counts = dict(con.execute("SELECT detector, count(*) FROM detections GROUP BY ALL ORDER BY ALL").fetchall())
         traces, quarantined, rejected = con.execute("SELECT (SELECT count(*) FROM traces), (SELECT count(*) FROM quarantine), "
@@ -100,7 +106,7 @@ def differences(before: dict[str, dict], now: dict[str, dict]) -> list[str]:
                 out.append(f"{name}: {det} {b['detections'].get(det, 0)} -> {n['detections'].get(det, 0)} detections")
         for key in ("detections_sha256", "lessons_sha256"):
             if b[key] != n[key] and not any(line.startswith(f"{name}: ") for line in out):
-                out.append(f"{name}: same counts, other {key.split('_')[0]} (evidence, titles or texts changed)")
+                out.append(f"{name}: same counts, other {key.split('_')[0]} (evidence, titles, causes or severities changed)")
     return out
 
 

@@ -3,6 +3,7 @@ change made for speed or tidiness must change no detection and no lesson. A chan
 records them again (`benchmarks/findings.py --write`) and says why."""
 
 import json
+import shutil
 import sys
 
 import pytest
@@ -31,5 +32,18 @@ def test_a_changed_finding_is_named():
     reworded = {"samples/x": dict(before["samples/x"], detections_sha256="c")}
     assert findings.differences(before, fewer) == ["samples/x: lessons 2 -> 3", "samples/x: retry 2 -> 1 detections"]
     assert findings.differences(before, reworded) == [
-        "samples/x: same counts, other detections (evidence, titles or texts changed)"]
+        "samples/x: same counts, other detections (evidence, titles, causes or severities changed)"]
     assert findings.differences(before, {}) == ["samples/x: folder gone"]
+
+
+def test_the_digest_does_not_depend_on_where_the_folder_is(tmp_path):
+    """Traces without ids of their own get ids hashed from their file's path (tau-bench results here): the
+    digest must not, or a clean checkout in another folder would fail the comparison above."""
+    source = SHARED / "samples" / "tau-bench"
+    here, there = tmp_path / "a" / "tau-bench", tmp_path / "b" / "deeper" / "tau-bench"
+    for target in (here, there):
+        shutil.copytree(source, target)
+    work = tmp_path / "work"
+    work.mkdir()
+    first, second = findings.findings(here, work), findings.findings(there, work)
+    assert first["detections"] and first == second
