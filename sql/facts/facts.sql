@@ -90,7 +90,8 @@ outcome AS (
            (c.own_failed OR coalesce(p.own_failed, false) OR s.content IS NOT NULL)
                -- a search that found nothing exits 1 with no output: no failure, also where it leads a
                -- chain (`rg X && sed -n ...`: the rest never ran) or ends a pipe
-               AND NOT ((c.tool_key IN ('rg', 'grep', 'egrep', 'fgrep', 'git grep', 'ag', 'ack')
+               -- (a call with no tool name has no tool key: coalesce, or `failed` would be NULL)
+               AND NOT ((coalesce(c.tool_key IN ('rg', 'grep', 'egrep', 'fgrep', 'git grep', 'ag', 'ack'), false)
                          OR (c.shell AND regexp_matches(c.command, '(^|&&|\|\||;|\|)\s*(rg|grep|egrep|fgrep|ag|ack|git\s+grep)\s')))
                         AND trim(coalesce(p.content, s.content, '')) = '') AS failed
     FROM calls c
@@ -116,10 +117,9 @@ agent_calls AS (
     WHERE j.actor = 'agent'
     WINDOW same_key AS (PARTITION BY j.trace_id, j.tool_key ORDER BY j.seq ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING)
 ),
--- the calls whose failure asks what worked after it (not the environment's); a call whose own status
--- failed but whose result is unknown (`failed` NULL) is asked too
+-- the calls whose failure asks what worked after it (not the environment's)
 failures AS (
-    SELECT * FROM agent_calls WHERE (NOT failed OR environment) IS NOT TRUE
+    SELECT * FROM agent_calls WHERE failed AND NOT environment
 ),
 -- another tool's first success after a failure, in the same turn
 other_ok AS (
@@ -127,7 +127,7 @@ other_ok AS (
            arg_min(o.tool_key, o.seq) AS other_tool
     FROM failures f JOIN agent_calls o ON o.trace_id = f.trace_id AND o.turn = f.turn AND o.seq > f.seq
                                        AND NOT o.failed AND o.tool_key IS DISTINCT FROM f.tool_key
-    WHERE f.failed AND NOT f.environment AND f.next_ok_same IS NULL
+    WHERE f.next_ok_same IS NULL
     GROUP BY f.trace_id, f.seq
 ),
 -- the person's next words after a failure, and the next final answer
@@ -163,7 +163,7 @@ recovered AS (
                 WHEN l.next_human IS NULL THEN l.next_final_text END AS recovery,
            CASE WHEN a.next_ok_same IS NOT NULL THEN a.tool_key
                 WHEN o.other_seq IS NOT NULL THEN o.other_tool END AS recovery_tool,
-           a.nth_call, a.calls_in_trace, a.failed AND NOT a.environment AS counted
+           a.nth_call, a.calls_in_trace
     FROM failures a LEFT JOIN other_ok o USING (trace_id, seq) LEFT JOIN later l USING (trace_id, seq)
 ),
 -- what the agent did between a failure and what worked: the tools it used and the files it changed
@@ -176,10 +176,8 @@ steps_between AS (
 ),
 -- calls wasted: those after the failure and before what worked (the calls made before it, less this one's place)
 costed AS (
-    SELECT r.* EXCLUDE (nth_call, calls_in_trace, counted),
-           CASE WHEN r.counted THEN
-               CASE WHEN r.recovery_seq IS NULL THEN r.calls_in_trace ELSE coalesce(b.nth_call, 0) END - r.nth_call
-           END AS wasted_steps
+    SELECT r.* EXCLUDE (nth_call, calls_in_trace),
+           CASE WHEN r.recovery_seq IS NULL THEN r.calls_in_trace ELSE coalesce(b.nth_call, 0) END - r.nth_call AS wasted_steps
     FROM recovered r
     ASOF LEFT JOIN (SELECT trace_id, seq, nth_call FROM agent_calls) b ON b.trace_id = r.trace_id AND r.recovery_seq > b.seq
 ),
