@@ -21,3 +21,27 @@ def test_a_failed_call_without_a_tool_name_is_a_failure_with_its_cost(tmp_path):
     assert (failed["failed"], failed["environment"]) == (True, False)
     assert (failed["recovery_kind"], failed["recovery_seq"], failed["wasted_steps"]) == ("changed", 4, 0)
     assert [facts[e]["failed"] for e in ("a1", "a4")] == [False, False]
+
+
+def test_the_text_tests_detectors_share_are_flags_on_what_was_said(tmp_path):
+    """The tests several detectors ask of a person's words, and whether a call only looked, are worked
+    out once in facts: each turn carries its own answer, other events none."""
+    trace = {"trace_id": "facts-said", "source": "pair-bot", "task": "fix the parser", "outcome": "failure",
+             "events": [
+                 {"id": "u1", "type": "user_message", "content": "Fix the date parser in src/dates.py."},
+                 {"id": "c1", "type": "tool_call", "tool_name": "bash", "content": "cat src/dates.py",
+                  "metadata": {"args": {"command": "cat src/dates.py"}}},
+                 {"id": "c2", "type": "tool_call", "tool_name": "bash", "content": "sed -i 's/%d/%m/' src/dates.py",
+                  "metadata": {"args": {"command": "sed -i 's/%d/%m/' src/dates.py"}}},
+                 {"id": "a1", "type": "assistant_message", "content": "Fixed."},
+                 {"id": "u2", "type": "user_message", "content": "That's not what I asked. It still fails with ValueError: bad month"},
+                 {"id": "u3", "type": "user_message", "content": "Did you even run the tests?"},
+                 {"id": "u4", "type": "user_message", "content": "Thanks, all good now."}]}
+    con = stage([write_traces(tmp_path, "said.jsonl", [trace])])
+    execute(con, "facts/facts.sql")
+    facts = {f["event_id"]: f for f in rows(con, "SELECT * FROM facts WHERE trace_id = 'facts-said'")}
+    said = {e: (facts[e]["objection"], facts[e]["reports_failure"], facts[e]["asks_for_check"]) for e in ("u1", "u2", "u3", "u4")}
+    assert said == {"u1": (False, False, False), "u2": (True, True, False),
+                    "u3": (False, False, True), "u4": (False, False, False)}
+    assert (facts["c1"]["reads"], facts["c2"]["reads"]) == (True, False)
+    assert (facts["a1"]["objection"], facts["a1"]["reads"]) == (None, None)

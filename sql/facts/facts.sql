@@ -29,6 +29,12 @@
 --   wasted_steps  the agent's calls between the failure and what worked (to the end when nothing did)
 --   between       the tools (tool_key) the agent used in between, at most three, in order: `rg, sed`;
 --                 changed_files the files it changed in between (lw_edited_files), at most three
+--   reads         (tool calls) the call only looked: a read, a search, a listing (lw_reads)
+-- The text tests several detectors ask of what was said, run once here (set on user messages and
+-- corrections, whoever the adapter says spoke; lower-cased text):
+--   objection     the turn objects to what the agent did or said (lw_objection)
+--   reports_failure  it reports that what the agent did does not work (lw_reports_failure)
+--   asks_for_check   it asks the agent to run or test its work (lw_asks_for_check)
 CREATE OR REPLACE TEMP TABLE facts AS
 -- Windows and joins carry only the columns they need: the events' text is read for the few rows that use
 -- it (calls, results, errors, the person's words after a failure), not carried through every sort.
@@ -184,7 +190,8 @@ costed AS (
 -- the calls, with all that is known of them
 known AS (
     SELECT j.trace_id, j.seq, j.result_seq, j.result_event_id, j.command, j.call_hash, j.tool_key, j.output,
-           j.edited, len(j.edited) > 0 OR lw_changes_files(j.command) AS changes, j.failed, j.environment, j.error,
+           j.edited, len(j.edited) > 0 OR lw_changes_files(j.command) AS changes, lw_reads(j.tool_key, j.command) AS reads,
+           j.failed, j.environment, j.error,
            -- an edit that did not apply is one cause per tool, however the tool words it (a hunk it cannot
            -- parse, lines it cannot find, a file that is not there): the edit did not match the file or the
            -- tool's format
@@ -196,6 +203,13 @@ known AS (
     LEFT JOIN costed c USING (trace_id, seq)
     LEFT JOIN steps_between s USING (trace_id, seq)
 ),
+-- the text tests on what was said, one pass over those turns
+spoken AS (
+    SELECT trace_id, seq, lw_objection(said) AS objection, lw_reports_failure(said) AS reports_failure,
+           lw_asks_for_check(said) AS asks_for_check
+    FROM (SELECT trace_id, seq, lower(coalesce(content, '')) AS said FROM events
+          WHERE type IN ('user_message', 'human_correction'))
+),
 -- a coding run: the agent changes files somewhere in the trace
 coding AS (
     SELECT DISTINCT trace_id FROM known WHERE actor = 'agent' AND changes
@@ -204,7 +218,9 @@ SELECT e.trace_id, e.seq, e.event_id, e.type, e.tool_name, e.actor, e.turn,
        k.result_seq, k.result_event_id, k.command, k.call_hash, k.tool_key, k.output,
        k.edited, k.changes, g.trace_id IS NOT NULL AS coding_run,
        coalesce(k.failed, e.own_failed) AS failed, k.environment, k.error, k.error_sig,
-       k.recovery_seq, k.recovery_kind, k.recovery, k.recovery_tool, k.wasted_steps, k.between, k.changed_files
+       k.recovery_seq, k.recovery_kind, k.recovery, k.recovery_tool, k.wasted_steps, k.between, k.changed_files,
+       k.reads, w.objection, w.reports_failure, w.asks_for_check
 FROM ev e
 LEFT JOIN known k ON k.trace_id = e.trace_id AND k.seq = e.seq AND e.type = 'tool_call'
+LEFT JOIN spoken w ON w.trace_id = e.trace_id AND w.seq = e.seq
 LEFT JOIN coding g ON g.trace_id = e.trace_id;

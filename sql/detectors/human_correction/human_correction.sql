@@ -18,7 +18,7 @@
 --   format error, a timeout or step-limit notice, a continue prompt: lw_harness_text) is none.
 --   The cause is what the correction names (its words: lw_key_words), whatever the task; an interruption
 --   without words is about the tool the agent was running. A correction that reports a failure the agent
---   had not seen (lw_reports_failure) or asks why it did not run or test its work (lw_asks_for_check) is
+--   had not seen (facts.reports_failure) or asks why it did not run or test its work (facts.asks_for_check) is
 --   one cause wherever it happens, whatever it quotes: the agent handed back work it had not checked.
 --   What to do instead is the correction itself.
 -- family: human_correction
@@ -34,8 +34,11 @@ WITH turns AS (
       AND metadata->>'agent_id' IS NULL  -- a subagent's prompt comes from its parent agent, not a person
       AND (type <> 'user_message' OR (lw_actor(type, actor) = 'human' AND NOT lw_harness_text(content)))
 ),
+-- with the text tests facts ran on what the person said
 said AS (
-    SELECT * FROM turns WHERE type = 'user_message' AND nth_user > 1 AND agent_before IS NOT NULL
+    SELECT t.*, f.objection, f.reports_failure, f.asks_for_check
+    FROM turns t JOIN facts f USING (trace_id, seq)
+    WHERE t.type = 'user_message' AND t.nth_user > 1 AND t.agent_before IS NOT NULL
 ),
 -- turns in which the person first acted themselves (a tool call of theirs since the agent last spoke: a
 -- customer toggling a setting on their own phone): what they then say is the outcome of their own step
@@ -65,8 +68,8 @@ found AS (
            -- a bare interruption says nothing but that the agent had to be stopped
            regexp_matches(ltrim(coalesce(e.content, '')), '^(\[Request interrupted|The user doesn''t want to proceed with this tool use|User chose to stay in plan mode)')
                OR trim(coalesce(e.content, '')) = '' AS wordless, false AS outcome,
-           lw_reports_failure(lower(coalesce(e.content, ''))) OR lw_asks_for_check(lower(coalesce(e.content, ''))) AS unchecked
-    FROM events e
+           x.reports_failure OR x.asks_for_check AS unchecked
+    FROM events e JOIN facts x USING (trace_id, seq)
     WHERE e.type = 'human_correction'
 
     UNION ALL
@@ -85,19 +88,19 @@ found AS (
 
     SELECT s.trace_id, s.event_id, s.seq, s.content,
            CASE WHEN r.seq IS NOT NULL THEN 'The user had to repeat a request.'
-                WHEN lw_reports_failure(s.said) AND NOT lw_objection(s.said)
+                WHEN s.reports_failure AND NOT s.objection
                      THEN 'The user reported that what the agent did does not work.'
-                WHEN lw_asks_for_check(s.said) THEN 'The user had to ask the agent to run or test its own work.'
+                WHEN s.asks_for_check THEN 'The user had to ask the agent to run or test its own work.'
                 ELSE 'The user corrected what the agent had just done or said.' END,
-           'medium', 'likely', false, false, lw_reports_failure(s.said) OR lw_asks_for_check(s.said)
+           'medium', 'likely', false, false, s.reports_failure OR s.asks_for_check
     FROM said s LEFT JOIN repeated r USING (trace_id, seq)
     LEFT JOIN own_step o ON o.trace_id = s.trace_id AND o.seq = s.seq
     WHERE (r.seq IS NOT NULL OR o.seq IS NULL)
       AND NOT EXISTS (SELECT 1 FROM events c WHERE c.trace_id = s.trace_id AND c.type = 'human_correction'
                                                AND c.seq BETWEEN s.seq - 2 AND s.seq + 2)
       AND (r.seq IS NOT NULL
-           OR lw_objection(s.said)
-           OR lw_reports_failure(s.said)
+           OR s.objection
+           OR s.reports_failure
            -- a "no" that says what is wrong, answering a statement of the agent
            OR (regexp_matches(s.said, '^\W*(no|nope|wrong|incorrect|stop|not quite)\b[,.!]?\s+\w+')
                AND NOT regexp_matches(s.said, '^\W*no,?\s*(thanks|thank you|that''?s (all|it|fine)|need|worries|problem)\b')
@@ -126,7 +129,7 @@ episodes AS (
     FROM found WHERE seq IS NULL
 ),
 -- what worked after an episode: the person saying so within six turns ("OK, this worked: ..."), else the
--- agent's first call after it that did not fail and did more than look (lw_reads), else such a call
+-- agent's first call after it that did not fail and did more than look (facts.reads), else such a call
 -- after its first correction
 said_worked AS (
     SELECT e.trace_id, e.last_seq, arg_min(m.content, u.seq) AS text
@@ -140,7 +143,7 @@ agent_worked AS (
     SELECT e.trace_id, e.last_seq,
            coalesce(arg_min(c.command, c.seq) FILTER (WHERE c.seq > e.last_seq), arg_min(c.command, c.seq)) AS text
     FROM episodes e JOIN facts c ON c.trace_id = e.trace_id AND c.seq > e.first.seq AND c.type = 'tool_call'
-                                AND c.actor = 'agent' AND NOT c.failed AND NOT lw_reads(c.tool_key, c.command)
+                                AND c.actor = 'agent' AND NOT c.failed AND NOT c.reads
     GROUP BY e.trace_id, e.last_seq
 ),
 -- the correction as quoted, worked out once (lw_quote is a long expression: written out in each place it

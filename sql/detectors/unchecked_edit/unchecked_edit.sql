@@ -13,7 +13,7 @@ WITH calls AS (
     SELECT trace_id, seq, event_id, tool_name, tool_key, command, result_event_id, result_seq, edited,
            -- an edit of code: prose and notes (Markdown, reStructuredText, plain text) need no run
            len(list_filter(edited, lambda f: NOT regexp_matches(lower(f), '\.(md|markdown|rst|txt|adoc)$'))) > 0 AS edits,
-           lw_shell_tool(tool_name) AND NOT lw_reads(tool_key, command) AND NOT changes AS runs
+           lw_shell_tool(tool_name) AND NOT reads AND NOT changes AS runs
     FROM facts WHERE type = 'tool_call' AND actor = 'agent' AND coding_run  -- only a coding run edits
 ),
 per_trace AS (

@@ -25,9 +25,8 @@ policy AS (
 candidates AS (
     SELECT trace_id FROM policy
     UNION
-    SELECT trace_id FROM events SEMI JOIN convo USING (trace_id)
-    WHERE type IN ('user_message', 'human_correction') AND lw_actor(type, actor) = 'human'
-      AND lw_objection(lower(coalesce(content, '')))
+    SELECT trace_id FROM facts SEMI JOIN convo USING (trace_id)
+    WHERE type IN ('user_message', 'human_correction') AND actor = 'human' AND objection
 ),
 -- (materialized: the tests below would otherwise be pushed under the join, onto every call)
 candidate_calls AS MATERIALIZED (
@@ -57,9 +56,8 @@ checked AS (
 ),
 -- the user's next turn after the call objects to it in words
 objected AS (
-    SELECT c.trace_id, c.seq FROM checked c JOIN events u ON u.trace_id = c.trace_id AND u.seq = c.next_turn
-    WHERE u.type IN ('user_message', 'human_correction')  -- as next_turn is: the words are tested on those only
-      AND lw_objection(lower(coalesce(u.content, '')))
+    SELECT c.trace_id, c.seq FROM checked c JOIN facts u ON u.trace_id = c.trace_id AND u.seq = c.next_turn
+    WHERE u.objection
 ),
 unconfirmed AS (
     SELECT c.* FROM checked c
