@@ -272,6 +272,25 @@ def test_fields_of_the_wrong_type(tmp_path):
 
 
 
+def test_a_field_s_kind_is_read_from_the_one_parse(tmp_path):
+    """The adapter knows a field's JSON kind from the text its single parse kept: a number is an id (as
+    its text), a boolean is not, a null is missing, and `events` that is not a list is said to be so."""
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "kinds.jsonl").write_text(jsonl(
+        {**trace("bi-num"), "trace_id": 4711},
+        {**trace("bi-bool"), "trace_id": True},
+        {**trace("bi-null-src"), "source": None},
+        {**trace("bi-ev-str"), "events": "e1, e2"},
+        {**trace("bi-ev-null"), "events": None},
+        {**trace("bi-quoted"), "trace_id": "bi-\"q\"", "task": 12.5},
+    ))
+    result = examine([tmp_path / "in"], tmp_path / "batch")
+    assert sorted(result.traces) == ["4711", 'bi-"q"']
+    assert result.rejects == {"kinds.jsonl": [
+        (2, "field 'trace_id' must be a string"), (3, "missing required field 'source'"),
+        (4, "field 'events' must be a list"), (5, "missing required field 'events'")]}
+
+
 def test_an_event_id_or_type_of_unicode_spaces_is_empty(tmp_path):
     # The adapter only looks closely at events whose id or type could trim to nothing; these must all be looked at.
     (tmp_path / "in").mkdir()

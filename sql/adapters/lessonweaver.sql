@@ -19,33 +19,49 @@ CREATE OR REPLACE TEMP MACRO lw_event_keys() AS
 -- others that start with a control character or any non-ASCII one. Two comparisons instead of a trim per event.
 CREATE OR REPLACE TEMP MACRO lw_maybe_blank(x) AS x IS NULL OR x < '!' OR x >= chr(160);
 
--- Each record is parsed once into a typed struct, events included. Cheap passes over the same
--- text add what the struct cannot say: the JSON type of each required field (a number and an
--- object both arrive as text), and whether the record or any event has fields with no canonical
--- column (kept in extra). Only flags are kept: the few records they point at are examined again
--- below, and the rest go straight from the struct to `events`.
+-- What kind of JSON value a field held, from its text as the struct kept it (a "JSON" field keeps the
+-- value's own text): its first character says, so no second pass over the record asks json_type.
+CREATE OR REPLACE TEMP MACRO lw_json_kind(v) AS
+    CASE WHEN v IS NULL THEN NULL
+         ELSE CASE left(v, 1) WHEN '"' THEN 'VARCHAR' WHEN '{' THEN 'OBJECT' WHEN '[' THEN 'ARRAY'
+                              WHEN 't' THEN 'BOOLEAN' WHEN 'f' THEN 'BOOLEAN' WHEN 'n' THEN 'NULL'
+                              ELSE 'DOUBLE' END END;
+
+-- Each record is parsed once into a typed struct, events included. The required fields arrive as their
+-- JSON text (a number and an object would both arrive as text in a VARCHAR), which says their kind, and
+-- are then read as strings from that short text. Events come as a list of structs; a record whose
+-- `events` is not a list (the struct has none) is asked its kind again, alone. The keys with no canonical
+-- column (kept in extra) are the one other pass: json_keys of the record and of its events, flags only.
+-- The few records the flags point at are examined again below; the rest go straight from the struct to
+-- `events`.
 CREATE OR REPLACE TEMP TABLE lw_docs AS
-SELECT file_id, file, line, record, d.* EXCLUDE (events), d.events AS evs,
-       coalesce(d.schema, '') LIKE 'weaver-spec/failure-case%' AS is_failure_case,
-       kinds[1] AS t_trace_id, kinds[2] AS t_source, kinds[3] AS t_task, kinds[4] AS t_outcome, kinds[5] AS t_events,
+SELECT file_id, file, line, record,
+       from_json(j_trace_id, '"VARCHAR"') AS trace_id, from_json(j_source, '"VARCHAR"') AS source,
+       from_json(j_task, '"VARCHAR"') AS task, from_json(j_outcome, '"VARCHAR"') AS outcome,
+       metadata, schema, failure_id, failure, correction, evs, is_failure_case,
+       lw_json_kind(j_trace_id) AS t_trace_id, lw_json_kind(j_source) AS t_source, lw_json_kind(j_task) AS t_task,
+       lw_json_kind(j_outcome) AS t_outcome,
+       CASE WHEN evs IS NOT NULL THEN 'ARRAY' ELSE json_type(doc, '$.events') END AS t_events,
        NOT list_has_all(lw_record_keys(), json_keys(doc))
-           OR (coalesce(d.schema, '') NOT LIKE 'weaver-spec/failure-case%' AND d.schema IS NOT NULL) AS has_extra,
-       kinds[5] = 'ARRAY' AND NOT list_has_all(lw_event_keys(), flatten(json_keys(doc, '$.events[*]'))) AS events_extra,
+           OR (coalesce(schema, '') NOT LIKE 'weaver-spec/failure-case%' AND schema IS NOT NULL) AS has_extra,
+       evs IS NOT NULL AND NOT list_has_all(lw_event_keys(), flatten(json_keys(doc, '$.events[*]'))) AS events_extra,
        -- A trace whose events may be wrong (not objects, no id or type, an id twice): only these are
        -- examined event by event below. An event that is not an object parses to NULL fields, so a
        -- missing id (which list_unique does not count) or type flags it too.
-       kinds[5] = 'ARRAY' AND (
-           list_bool_or(list_transform(d.events, lambda e: lw_maybe_blank(e.id) OR lw_maybe_blank(e.type)))
-           OR list_unique(list_transform(d.events, lambda e: e.id)) < len(d.events)) AS events_suspect
-FROM (SELECT *,
-             from_json(doc, '{"trace_id": "VARCHAR", "source": "VARCHAR", "task": "VARCHAR", "outcome": "VARCHAR",
-                              "metadata": "JSON", "schema": "VARCHAR", "failure_id": "VARCHAR",
-                              "failure": "JSON", "correction": "JSON",
-                              "events": [{"id": "VARCHAR", "type": "VARCHAR", "content": "VARCHAR",
-                                          "status": "VARCHAR", "success": "VARCHAR", "metadata": "JSON",
-                                          "timestamp": "VARCHAR", "parent_id": "VARCHAR", "tool_name": "VARCHAR"}]}') AS d,
-             json_type(doc, ['$.trace_id', '$.source', '$.task', '$.outcome', '$.events']) AS kinds
-      FROM records_in);
+       evs IS NOT NULL AND (
+           list_bool_or(list_transform(evs, lambda e: lw_maybe_blank(e.id) OR lw_maybe_blank(e.type)))
+           OR list_unique(list_transform(evs, lambda e: e.id)) < len(evs)) AS events_suspect
+FROM (SELECT file_id, file, line, record, doc, d.trace_id AS j_trace_id, d.source AS j_source, d.task AS j_task,
+             d.outcome AS j_outcome, d.metadata, d.schema, d.failure_id, d.failure, d.correction, d.events AS evs,
+             coalesce(d.schema, '') LIKE 'weaver-spec/failure-case%' AS is_failure_case
+      FROM (SELECT *,
+                   from_json(doc, '{"trace_id": "JSON", "source": "JSON", "task": "JSON", "outcome": "JSON",
+                                    "metadata": "JSON", "schema": "VARCHAR", "failure_id": "VARCHAR",
+                                    "failure": "JSON", "correction": "JSON",
+                                    "events": [{"id": "VARCHAR", "type": "VARCHAR", "content": "VARCHAR",
+                                                "status": "VARCHAR", "success": "VARCHAR", "metadata": "JSON",
+                                                "timestamp": "VARCHAR", "parent_id": "VARCHAR", "tool_name": "VARCHAR"}]}') AS d
+            FROM records_in));
 
 -- Event by event, for the suspect traces only: the struct and the event's JSON type.
 CREATE OR REPLACE TEMP TABLE lw_suspect_events AS
@@ -173,3 +189,4 @@ DROP TABLE lw_problems;
 DROP MACRO lw_record_keys;
 DROP MACRO lw_event_keys;
 DROP MACRO lw_maybe_blank;
+DROP MACRO lw_json_kind;
