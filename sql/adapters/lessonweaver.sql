@@ -20,12 +20,11 @@ CREATE OR REPLACE TEMP MACRO lw_event_keys() AS
 CREATE OR REPLACE TEMP MACRO lw_maybe_blank(x) AS x IS NULL OR x < '!' OR x >= chr(160);
 
 -- What kind of JSON value a field held, from its text as the struct kept it (a "JSON" field keeps the
--- value's own text): its first character says, so no second pass over the record asks json_type.
+-- value's own text; a JSON null, like a missing field, is NULL): its first character says, so no second
+-- pass over the record asks json_type.
 CREATE OR REPLACE TEMP MACRO lw_json_kind(v) AS
-    CASE WHEN v IS NULL THEN NULL
-         ELSE CASE left(v, 1) WHEN '"' THEN 'VARCHAR' WHEN '{' THEN 'OBJECT' WHEN '[' THEN 'ARRAY'
-                              WHEN 't' THEN 'BOOLEAN' WHEN 'f' THEN 'BOOLEAN' WHEN 'n' THEN 'NULL'
-                              ELSE 'DOUBLE' END END;
+    CASE WHEN v IS NOT NULL THEN CASE left(v, 1) WHEN '"' THEN 'VARCHAR' WHEN '{' THEN 'OBJECT' WHEN '[' THEN 'ARRAY'
+                                                 WHEN 't' THEN 'BOOLEAN' WHEN 'f' THEN 'BOOLEAN' ELSE 'DOUBLE' END END;
 
 -- Each record is parsed once into a typed struct, events included. The required fields arrive as their
 -- JSON text (a number and an object would both arrive as text in a VARCHAR), which says their kind, and
