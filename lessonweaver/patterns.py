@@ -248,7 +248,10 @@ PATTERNS: tuple[Pattern, ...] = (
     Pattern("sensitive_assignment", "secret", "|".join(f"(?:{f.pattern.replace('?P<k>', '?:').replace('?P<v>', '?:')})"
                                                        for f in _ASSIGN_FORMS), validate=_keyed(_ASSIGN_FORMS, True), hint=_KEY_HINT),
     Pattern("email", "pii", r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}\b", "<EMAIL>"),
-    Pattern("card", "pii", r"\d(?:[ \-]?\d){12,18}\b", "<CARD>", _card),
+    # A card number starts as the issuers' prefixes do (_card checks them exactly): 2 (2221-2720), 3, 4, 5,
+    # 6. Digit runs that start otherwise (the nanosecond timestamps of every OpenTelemetry span, epoch
+    # milliseconds, zero-padded ids) are no candidates: the records that hold them skip the per-pattern scan.
+    Pattern("card", "pii", r"(?:2[2-7]|[3-6]\d)(?:[ \-]?\d){11,17}\b", "<CARD>", _card),
     Pattern("iban", "pii", r"[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}\b", "<IBAN>", iban.is_valid),
     Pattern("phone", "pii", r"\+\d{1,3}[ .\-]?\(?\d{1,4}\)?(?:[ .\-]?\d{2,4}){2,4}\b|\(?\d{3}\)?[ .\-]\d{3}[ .\-]\d{4}\b", "<PHONE>", _phone),
     Pattern("ip_address", "pii", r"(?:\d{1,3}\.){3}\d{1,3}\b|(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}\b|(?:[0-9A-Fa-f]{1,4}:){1,6}:(?:[0-9A-Fa-f]{1,4}:){0,5}[0-9A-Fa-f]{1,4}\b", "<IP>", _ip),

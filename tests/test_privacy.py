@@ -12,6 +12,7 @@ import pytest
 
 from conftest import leaks, rows, stage, write_traces
 from flows.nightly import nightly
+from lessonweaver import privacy
 from lessonweaver.cli import main
 
 # Fake values of every kind the scan knows, each valid for its validator. Built from parts so that this
@@ -210,6 +211,26 @@ def test_false_positive_corpus_yields_no_secret(tmp_path: Path):
     assert findings == [], findings
     assert con.execute("SELECT count(*) FROM traces").fetchone()[0] == len(FALSE_POSITIVES)
 
+
+
+# Card numbers of every issuer prefix, written as people write them, and digit runs no card starts with.
+CARDS = ["4111 1111 1111 1111", "5555-5555-5555-4444", "3782 822463 10005", "6011111111111117",
+         "2223 0031 2200 3222", "3530 1113 3330 0000", "3622 720627 1667"]
+NOT_CARDS = ['"startTimeUnixNano":"1795831204000000000"', '"ts": 1733400000123', '"spanId":"0000000004000002"',
+             "build 1234567890123456 done", '"timeUnixNano": "1795831208250000000"']
+
+
+def test_cards_of_every_issuer_are_found_and_digit_runs_no_card_starts_with_are_not_candidates():
+    """Every OpenTelemetry span carries 19-digit nanosecond timestamps: read as card candidates, they sent
+    every span through the per-pattern scan and the validator (40x the typed parse of the records)."""
+    con = duckdb.connect()
+    texts = [(i, f"paid with {c} yesterday") for i, c in enumerate(CARDS)]
+    texts += [(100 + i, t) for i, t in enumerate(NOT_CARDS)]
+    con.execute("CREATE TABLE t (id INTEGER, text VARCHAR)")
+    con.executemany("INSERT INTO t VALUES (?, ?)", texts)
+    privacy.find(con, "SELECT id, text FROM t", ("id",))
+    assert rows(con, "SELECT id, kind FROM scan_hits ORDER BY id") == [{"id": i, "kind": "card"} for i in range(len(CARDS))]
+    assert rows(con, "SELECT id FROM scan_texts WHERE id >= 100") == []
 
 # Real-looking credentials where a coding agent meets them: a diff it wrote, a file it read, a command's
 # output, a config it printed. Each must quarantine its trace, code around it or not.
