@@ -71,6 +71,13 @@ CREATE OR REPLACE MACRO lw_clip(txt, n) AS
     list_transform([regexp_replace(trim(txt), '\s+', ' ', 'g')],
                    lambda t: CASE WHEN length(t) > n THEN rtrim(left(t, n - 1)) || '…' ELSE t END)[1];
 
+-- What kind of JSON value a field held, from its text as a typed parse kept it (a struct field of type
+-- JSON keeps the value's own text; a JSON null, like a missing field, is NULL): its first character says,
+-- so no second pass over the record asks json_type. Every number is 'DOUBLE'.
+CREATE OR REPLACE MACRO lw_json_kind(v) AS
+    CASE WHEN v IS NOT NULL THEN CASE left(v, 1) WHEN '"' THEN 'VARCHAR' WHEN '{' THEN 'OBJECT' WHEN '[' THEN 'ARRAY'
+                                                 WHEN 't' THEN 'BOOLEAN' WHEN 'f' THEN 'BOOLEAN' ELSE 'DOUBLE' END END;
+
 -- Why a required field of a record cannot serve as an id or name, or NULL when it can: missing (or null),
 -- not a string (numbers pass when numbers_ok), or empty. Adapters use it for their reject reasons.
 CREATE OR REPLACE MACRO lw_field_problem(doc, field, numbers_ok) AS

@@ -295,3 +295,35 @@ def test_real_samples_detections():
         ("span-llm/events/0", "human_correction", None),
         ("span-tool", "tool_call", "github.search"),
     ]
+
+
+def test_each_thing_wrong_with_a_span_is_named_from_its_one_parse(tmp_path):
+    """The adapter reads a span's fields once (a typed parse: each field's own JSON text) and judges them
+    from that text: a JSON null is as good as missing, a number is a usable id, and an event that is null
+    is no object."""
+    def span(**fields) -> dict:
+        return {"traceId": "t-ok", "spanId": "s1", "name": "step", **fields}
+
+    lines = [
+        span(traceId=None),
+        span(traceId={"hex": "ab"}),
+        span(traceId="  "),
+        {"traceId": "t1", "name": "no span id"},
+        span(spanId=["s1"]),
+        span(spanId=""),
+        span(attributes="model=gpt"),
+        span(events={"name": "one"}),
+        span(events=[{"name": "one"}, None]),
+        span(traceId=1234, spanId=5, attributes={"k": "v"}, events=[]),
+    ]
+    path = tmp_path / "spans.jsonl"
+    lines.append({"resourceSpans": [{"scopeSpans": [{"spans": [span(), "a span"]}]}]})
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    con = stage([path])
+    assert rejects(con) == [
+        (1, "missing required field 'traceId'"), (2, "field 'traceId' must be a string"),
+        (3, "field 'traceId' is empty"), (4, "missing required field 'spanId'"),
+        (5, "field 'spanId' must be a string"), (6, "field 'spanId' is empty"),
+        (7, "field 'attributes' must be a list"), (8, "field 'events' must be a list"),
+        (9, "events[1] is not an object"), (11, "resourceSpans[0].scopeSpans[0].spans[1]: span is not an object")]
+    assert [(t["trace_id"], t["line"]) for t in rows(con, "SELECT trace_id, line FROM traces")] == [("1234", 10)]

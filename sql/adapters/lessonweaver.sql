@@ -19,13 +19,6 @@ CREATE OR REPLACE TEMP MACRO lw_event_keys() AS
 -- others that start with a control character or any non-ASCII one. Two comparisons instead of a trim per event.
 CREATE OR REPLACE TEMP MACRO lw_maybe_blank(x) AS x IS NULL OR x < '!' OR x >= chr(160);
 
--- What kind of JSON value a field held, from its text as the struct kept it (a "JSON" field keeps the
--- value's own text; a JSON null, like a missing field, is NULL): its first character says, so no second
--- pass over the record asks json_type.
-CREATE OR REPLACE TEMP MACRO lw_json_kind(v) AS
-    CASE WHEN v IS NOT NULL THEN CASE left(v, 1) WHEN '"' THEN 'VARCHAR' WHEN '{' THEN 'OBJECT' WHEN '[' THEN 'ARRAY'
-                                                 WHEN 't' THEN 'BOOLEAN' WHEN 'f' THEN 'BOOLEAN' ELSE 'DOUBLE' END END;
-
 -- Each record is parsed once into a typed struct, events included. The required fields arrive as their
 -- JSON text (a number and an object would both arrive as text in a VARCHAR), which says their kind, and
 -- are then read as strings from that short text. Events come as a list of structs; a record whose
@@ -188,4 +181,3 @@ DROP TABLE lw_problems;
 DROP MACRO lw_record_keys;
 DROP MACRO lw_event_keys;
 DROP MACRO lw_maybe_blank;
-DROP MACRO lw_json_kind;

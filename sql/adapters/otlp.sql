@@ -160,8 +160,14 @@ SELECT file_id, file, line, record, doc,
 FROM records_in;
 
 -- Every span with its resource and scope, numbered in file order within its record (pos). `path` names
--- the span's place in an export document for reject reasons; a span line has no path.
+-- the span's place in an export document for reject reasons; a span line has no path. `f` is the span's
+-- one typed parse: its top-level fields as their JSON text (NULL when missing or null, all NULL when the
+-- span is no object), so what follows reads small fragments, never the whole span again.
 CREATE OR REPLACE TEMP TABLE otlp_span_rows AS
+SELECT *, from_json(span, '{"traceId": "JSON", "spanId": "JSON", "parentSpanId": "JSON", "name": "JSON",
+                            "kind": "JSON", "startTimeUnixNano": "JSON", "endTimeUnixNano": "JSON",
+                            "attributes": "JSON", "events": "JSON", "status": "JSON", "links": "JSON"}') AS f
+FROM (
 WITH resource_spans AS (
     SELECT file_id, record, generate_subscripts(items, 1) - 1 AS rs_index, unnest(items) AS rs
     FROM (SELECT file_id, record, json_extract(doc, '$.resourceSpans[*]') AS items
@@ -194,28 +200,29 @@ SELECT file_id, record,
 FROM spans
 UNION ALL
 SELECT file_id, record, 1, '', 0, doc->'resource', NULL, doc->'scope', doc
-FROM otlp_docs WHERE NOT is_export;
+FROM otlp_docs WHERE NOT is_export
+);
 
 -- The first thing wrong with each record, in span order.
 CREATE OR REPLACE TEMP TABLE otlp_problems AS
 WITH span_problems AS (
     SELECT file_id, record, pos,
            CASE
-             WHEN json_type(span) <> 'OBJECT' THEN path || 'span is not an object'
-             WHEN coalesce(json_type(span, '$.traceId'), 'NULL') = 'NULL' THEN path || 'missing required field ''traceId'''
-             WHEN json_type(span, '$.traceId') IN ('OBJECT', 'ARRAY') THEN path || 'field ''traceId'' must be a string'
-             WHEN trim(span->>'traceId') = '' THEN path || 'field ''traceId'' is empty'
-             WHEN coalesce(json_type(span, '$.spanId'), 'NULL') = 'NULL' THEN path || 'missing required field ''spanId'''
-             WHEN json_type(span, '$.spanId') IN ('OBJECT', 'ARRAY') THEN path || 'field ''spanId'' must be a string'
-             WHEN trim(span->>'spanId') = '' THEN path || 'field ''spanId'' is empty'
-             WHEN coalesce(json_type(span, '$.attributes'), 'NULL') NOT IN ('NULL', 'ARRAY', 'OBJECT')
-                  THEN path || 'field ''attributes'' must be a list'
-             WHEN coalesce(json_type(span, '$.events'), 'NULL') NOT IN ('NULL', 'ARRAY')
-                  THEN path || 'field ''events'' must be a list'
+             WHEN NOT regexp_matches(span, '^[ \t\r\n]*\{') THEN path || 'span is not an object'
+             WHEN f.traceId IS NULL THEN path || 'missing required field ''traceId'''
+             WHEN lw_json_kind(f.traceId) IN ('OBJECT', 'ARRAY') THEN path || 'field ''traceId'' must be a string'
+             WHEN trim(f.traceId->>'$') = '' THEN path || 'field ''traceId'' is empty'
+             WHEN f.spanId IS NULL THEN path || 'missing required field ''spanId'''
+             WHEN lw_json_kind(f.spanId) IN ('OBJECT', 'ARRAY') THEN path || 'field ''spanId'' must be a string'
+             WHEN trim(f.spanId->>'$') = '' THEN path || 'field ''spanId'' is empty'
+             WHEN lw_json_kind(f.attributes) NOT IN ('ARRAY', 'OBJECT') THEN path || 'field ''attributes'' must be a list'
+             WHEN lw_json_kind(f.events) <> 'ARRAY' THEN path || 'field ''events'' must be a list'
              WHEN first_bad_event IS NOT NULL THEN path || 'events[' || (first_bad_event - 1) || '] is not an object'
            END AS problem
-    FROM (SELECT *, nullif(list_position(list_transform(json_extract(span, '$.events[*]'),
-                                                        lambda e: json_type(e) = 'OBJECT'), false), 0) AS first_bad_event
+    -- an event that is JSON null parses to NULL here: no object either
+    FROM (SELECT *, nullif(list_position(list_transform(from_json(f.events, '["JSON"]'),
+                                                        lambda e: coalesce(lw_json_kind(e) = 'OBJECT', false)), false), 0)
+                        AS first_bad_event
           FROM otlp_span_rows)
 )
 SELECT file_id, record, arg_min(problem, pos) AS problem
@@ -236,44 +243,47 @@ WHERE d.is_export AND d.t_resource_spans = 'ARRAY'
 CREATE OR REPLACE TEMP TABLE otlp_parsed AS
 WITH ids AS (
     SELECT s.*,
-           otlp_id(s.span->>'traceId', 16) AS trace_id,
-           otlp_id(s.span->>'spanId', 8) AS span_id,
-           otlp_id(nullif(trim(s.span->>'parentSpanId'), ''), 8) AS parent_span_id
+           s.f.traceId->>'$' AS written_trace_id, s.f.spanId->>'$' AS written_span_id,
+           trim(s.f.parentSpanId->>'$') AS written_parent_id,
+           otlp_id(s.f.traceId->>'$', 16) AS trace_id,
+           otlp_id(s.f.spanId->>'$', 8) AS span_id,
+           otlp_id(nullif(trim(s.f.parentSpanId->>'$'), ''), 8) AS parent_span_id
     FROM otlp_span_rows s ANTI JOIN otlp_problems p USING (file_id, record)
 ),
 normalised AS (
     SELECT *,
            -- rewriting a span is slow, and most are written as the spec says: only the others are rewritten
-           CASE WHEN trace_id IS DISTINCT FROM span->>'traceId' OR span_id IS DISTINCT FROM span->>'spanId'
-                     OR coalesce(parent_span_id, '') <> coalesce(trim(span->>'parentSpanId'), '')
-                     OR json_type(span, '$.kind') = 'VARCHAR' OR json_type(span, '$.status.code') = 'VARCHAR'
-                     OR coalesce(json_array_length(span, '$.links'), 0) > 0 THEN
+           CASE WHEN trace_id IS DISTINCT FROM written_trace_id OR span_id IS DISTINCT FROM written_span_id
+                     OR coalesce(parent_span_id, '') <> coalesce(written_parent_id, '')
+                     OR lw_json_kind(f.kind) = 'VARCHAR' OR json_type(f.status, '$.code') = 'VARCHAR'
+                     OR coalesce(json_array_length(f.links), 0) > 0 THEN
                json_merge_patch(span, json_object(
                    'traceId', trace_id, 'spanId', span_id, 'parentSpanId', parent_span_id,
-                   'kind', otlp_enum(span->'kind', 'SPAN_KIND_',
+                   'kind', otlp_enum(f.kind, 'SPAN_KIND_',
                                      ['UNSPECIFIED', 'INTERNAL', 'SERVER', 'CLIENT', 'PRODUCER', 'CONSUMER']),
-                   'status', CASE WHEN json_type(span, '$.status') = 'OBJECT'
-                                  THEN json_merge_patch(span->'status', json_object('code',
-                                           otlp_enum(span->'status'->'code', 'STATUS_CODE_', ['UNSET', 'OK', 'ERROR'])))
-                                  ELSE span->'status' END,
-                   'links', CASE WHEN json_type(span, '$.links') = 'ARRAY'
-                                 THEN to_json(list_transform(json_extract(span, '$.links[*]'), lambda l:
+                   'status', CASE WHEN lw_json_kind(f.status) = 'OBJECT'
+                                  THEN json_merge_patch(f.status, json_object('code',
+                                           otlp_enum(f.status->'code', 'STATUS_CODE_', ['UNSET', 'OK', 'ERROR'])))
+                                  ELSE f.status END,
+                   'links', CASE WHEN lw_json_kind(f.links) = 'ARRAY'
+                                 THEN to_json(list_transform(json_extract(f.links, '$[*]'), lambda l:
                                           CASE WHEN json_type(l) = 'OBJECT'
                                                THEN json_merge_patch(l, json_object('traceId', otlp_id(l->>'traceId', 16),
                                                                                     'spanId', otlp_id(l->>'spanId', 8)))
                                                ELSE l END))
-                                 ELSE span->'links' END,
+                                 ELSE f.links END,
                    'resource', NULL, 'scope', NULL))
            ELSE json_merge_patch(span, '{"resource":null,"scope":null}') END AS norm
     FROM ids
 )
-SELECT file_id, record, pos, path, rs_index, resource, schema_url, scope, span, norm,
+SELECT file_id, record, pos, path, rs_index, resource, schema_url, scope, norm,
+       f.attributes AS attributes, f.events AS events,
        trace_id, span_id, parent_span_id,
-       span->>'name' AS name,
-       try_cast(span->>'startTimeUnixNano' AS BIGINT) AS start_ns,
-       try_cast(span->>'endTimeUnixNano' AS BIGINT) AS end_ns,
+       f.name->>'$' AS name,
+       try_cast(f.startTimeUnixNano->>'$' AS BIGINT) AS start_ns,
+       try_cast(f.endTimeUnixNano->>'$' AS BIGINT) AS end_ns,
        norm->'status'->>'code' AS status_code,
-       nullif(trim(span->'status'->>'message'), '') AS status_message,
+       nullif(trim(f.status->>'message'), '') AS status_message,
        CASE norm->'status'->>'code' WHEN '2' THEN 'error' WHEN '1' THEN 'ok' ELSE 'unset' END AS span_status,
        -- logfire's placeholder for a span that has started, and the real span's parent
        pending,
@@ -354,8 +364,8 @@ SELECT file_id, record, trace_id FROM otlp_spans;
 
 CREATE OR REPLACE TEMP TABLE otlp_span_events AS
 SELECT file_id, record, pos, generate_subscripts(items, 1) - 1 AS ev_index, unnest(items) AS ev
-FROM (SELECT file_id, record, pos, json_extract(span, '$.events[*]') AS items
-      FROM otlp_spans WHERE json_type(span, '$.events') = 'ARRAY');
+FROM (SELECT file_id, record, pos, json_extract(events, '$[*]') AS items
+      FROM otlp_spans WHERE lw_json_kind(events) = 'ARRAY');
 
 -- Attribute lists of resources, spans and span events, one row per attribute. `owner` says whose:
 -- 'r<rs_index>', 's<pos>' or 'e<pos>.<ev_index>'. A list of {key, value} is OTLP; a plain object is
@@ -365,7 +375,7 @@ WITH owners AS (
     SELECT DISTINCT file_id, record, 'r' || rs_index AS owner, resource->'attributes' AS attributes
     FROM otlp_spans WHERE resource IS NOT NULL
     UNION ALL
-    SELECT file_id, record, 's' || pos, span->'attributes' FROM otlp_spans
+    SELECT file_id, record, 's' || pos, attributes FROM otlp_spans
     UNION ALL
     SELECT file_id, record, 'e' || pos || '.' || ev_index, ev->'attributes' FROM otlp_span_events
 )
@@ -647,8 +657,8 @@ SELECT file_id, record, trace_id, start_ns AS sort_ns, pos, 0 AS part, 0 AS ev_i
        nullif(json_merge_patch(
            json_merge_patch(norm, '{"traceId":null,"spanId":null,"parentSpanId":null,"attributes":null,"events":null,"resource":null}'),
            json_object('scope', scope,
-                       'events', CASE WHEN contains(span::VARCHAR, '"ai.stream.')
-                                      THEN to_json(list_filter(json_extract(span, '$.events[*]'),
+                       'events', CASE WHEN contains(events, '"ai.stream.')
+                                      THEN to_json(list_filter(json_extract(events, '$[*]'),
                                                                lambda e: starts_with(e->>'name', 'ai.stream.'))) END,
                        'from_agent', handoff_from, 'to_agent', handoff_to))::VARCHAR, '{}')::JSON AS extra
 FROM otlp_typed_spans
