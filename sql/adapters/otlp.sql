@@ -379,9 +379,11 @@ WITH owners AS (
     UNION ALL
     SELECT file_id, record, 'e' || pos || '.' || ev_index, ev->'attributes' FROM otlp_span_events
 )
-SELECT file_id, record, owner, n, a->>'key' AS key, otlp_value(a->'value') AS value
+-- a list is parsed once into its items' keys and values (each value's own text, read by otlp_value)
+SELECT file_id, record, owner, n, a.key->>'$' AS key, otlp_value(a.value) AS value
 FROM (SELECT file_id, record, owner, generate_subscripts(items, 1) AS n, unnest(items) AS a
-      FROM (SELECT *, json_extract(attributes, '$[*]') AS items FROM owners WHERE json_type(attributes) = 'ARRAY'))
+      FROM (SELECT *, from_json(attributes, '[{"key": "JSON", "value": "JSON"}]') AS items
+            FROM owners WHERE lw_json_kind(attributes) = 'ARRAY'))
 UNION ALL
 SELECT file_id, record, owner, generate_subscripts(entries, 1), unnest(entries).key, unnest(entries).value
 FROM (SELECT *, map_entries(try_cast(attributes AS MAP(VARCHAR, JSON))) AS entries
