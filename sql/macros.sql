@@ -89,6 +89,16 @@ CREATE OR REPLACE MACRO lw_field_problem(doc, field, numbers_ok) AS
       WHEN trim(doc->>field) = '' THEN 'field ''' || field || ''' is empty'
     END;
 
+-- The same, from the field's value as a typed parse kept it (its JSON text; NULL when missing or null), so
+-- the record is not parsed again for each field.
+CREATE OR REPLACE MACRO lw_value_problem(v, field, numbers_ok) AS
+    CASE
+      WHEN v IS NULL THEN 'missing required field ''' || field || ''''
+      WHEN json_type(v) <> 'VARCHAR' AND NOT (numbers_ok AND json_type(v) IN ('BIGINT', 'UBIGINT'))
+           THEN 'field ''' || field || ''' must be a string'
+      WHEN trim(v->>'$') = '' THEN 'field ''' || field || ''' is empty'
+    END;
+
 -- An ISO-8601 time as a UTC timestamp: an offset (`Z`, `+02:00`) is honoured; a time without one is
 -- taken as UTC. NULL when the text is no time.
 CREATE OR REPLACE MACRO lw_utc(txt) AS

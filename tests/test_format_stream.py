@@ -314,3 +314,46 @@ def test_the_other_shape_repeats_an_event_or_conflicts_with_it(tmp_path):
     found = events_of(con, "fx-wire-retry")
     assert len(found) == 13  # the first delivery wins
     assert (found[5]["raw_type"], found[5]["content"]) == ("tool_execution_failed", "sheet is locked by another editor")
+
+
+def test_each_thing_wrong_with_a_record_is_named_from_its_one_parse(tmp_path):
+    """The adapter reads a record's envelope once (a typed parse: each field's own JSON text) and judges the
+    fields from that text: a JSON null is as good as missing, a number is a usable task id, and a frame that
+    names its task only in task.id is judged on that."""
+    def event(**fields) -> dict:
+        return {"type": "trace_event", "event_type": "task_start_general", "task_id": "t-ok", "timestamp": 1.0e9,
+                "data": {"message": "hello"}, **fields}
+
+    lines = [
+        event(task_id=None), event(task_id={"id": "t"}), event(task_id="  "),
+        event(event_type=None), event(event_type=5), event(event_type=""),
+        event(data="hello"), event(timestamp="soon"), event(timestamp=-5), event(execution_sequence="first"),
+        {"type": "task_completed", "task": {"id": ["t-frame"]}, "timestamp": 1.0e9},
+        {"type": "task_completed", "task": {"id": " "}, "timestamp": 1.0e9},
+        event(task_id=42, event_type="user_message", data=None),
+        {"type": "task_completed", "task": {"id": "t-frame", "status": "completed"}, "output": "done",
+         "timestamp": 1.0e9 + 1},
+    ]
+    path = tmp_path / "stream.jsonl"
+    write_jsonl(path, lines)
+    con = stage([path])
+    assert rows(con, "SELECT line, reason FROM rejects ORDER BY line") == [
+        {"line": 1, "reason": "missing required field 'task_id'"},
+        {"line": 2, "reason": "field 'task_id' must be a string"},
+        {"line": 3, "reason": "field 'task_id' is empty"},
+        {"line": 4, "reason": "missing required field 'event_type'"},
+        {"line": 5, "reason": "field 'event_type' must be a string"},
+        {"line": 6, "reason": "field 'event_type' is empty"},
+        {"line": 7, "reason": "field 'data' must be an object"},
+        {"line": 8, "reason": "field 'timestamp' must be Unix seconds"},
+        {"line": 9, "reason": "field 'timestamp' is out of range"},
+        {"line": 10, "reason": "field 'execution_sequence' must be a whole number"},
+        {"line": 11, "reason": "field 'task.id' must be a string"},
+        {"line": 12, "reason": "field 'task.id' is empty"},
+    ]
+    assert rows(con, "SELECT trace_id, outcome, line FROM traces ORDER BY trace_id") == [
+        {"trace_id": "42", "outcome": "incomplete", "line": 13},
+        {"trace_id": "t-frame", "outcome": "success", "line": 14}]
+    assert rows(con, "SELECT trace_id, type, content FROM events ORDER BY trace_id") == [
+        {"trace_id": "42", "type": "user_message", "content": None},
+        {"trace_id": "t-frame", "type": "final_answer", "content": "done"}]

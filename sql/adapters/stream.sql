@@ -26,6 +26,8 @@
 -- loaded, not events. An event id seen twice in a task (a replay on reconnect, or the same run delivered
 -- again or in the other shape) is kept once: a later copy whose canonical fields agree is linked too,
 -- one that differs is rejected.
+-- Each record is parsed once into its envelope fields and its payload once into the fields read here; the
+-- steps from the payload to the mapped events are views, so the wide rows are not copied between them.
 
 -- The older names the server still sends, as the scope/action/category they stand for.
 CREATE OR REPLACE TEMP TABLE stream_legacy_names (name VARCHAR, scope VARCHAR, action VARCHAR, category VARCHAR);
@@ -112,29 +114,32 @@ INSERT INTO stream_kinds VALUES
 
 CREATE OR REPLACE TEMP TABLE stream_docs AS
 WITH e AS (
-    -- the envelope, read in one pass over each record: event_type, type, task_id, task.id, id, event_id,
-    -- timestamp, execution_sequence
-    SELECT file_id, file, line, record, doc, json_type(doc, '$.data') AS t_data,
-           json_extract(doc, ['$.event_type', '$.type', '$.task_id', '$.task.id', '$.id', '$.event_id',
-                              '$.timestamp', '$.execution_sequence']) AS f
+    -- the envelope, in one typed parse of each record: each field as its JSON text (a JSON null, like a
+    -- missing field, is NULL); what else the record holds is read from these fragments, not from the record
+    SELECT file_id, file, line, record, doc,
+           from_json(doc, '{"event_type": "JSON", "type": "JSON", "task_id": "JSON", "task": "JSON", "id": "JSON",
+                            "event_id": "JSON", "timestamp": "JSON", "execution_sequence": "JSON", "data": "JSON",
+                            "scope": "JSON", "action": "JSON", "category": "JSON", "parent_id": "JSON",
+                            "parent_event_id": "JSON", "step_id": "JSON"}') AS f
     FROM records_in
 ), d AS (
     -- a frame has no event_type: its type names it
-    SELECT *, coalesce(json_type(f[1]), 'NULL') = 'NULL' AND json_type(f[2]) = 'VARCHAR'
-                  AND list_contains((SELECT list(name) FROM stream_kinds), lower(trim(f[2]->>'$'))) AS is_frame
+    SELECT *, f.event_type IS NULL AND lw_json_kind(f.type) = 'VARCHAR'
+                  AND list_contains((SELECT list(name) FROM stream_kinds), lower(trim(f.type->>'$'))) AS is_frame,
+           f.task->'$.id' AS task_dot_id
     FROM e
 )
-SELECT file_id, file, line, record, doc, is_frame, t_data,
+SELECT file_id, file, line, record, doc, f, is_frame, json_type(f.data) AS t_data,
        -- some frames name their task only in task.id
-       is_frame AND coalesce(json_type(f[3]), 'NULL') = 'NULL' AND coalesce(json_type(f[4]), 'NULL') <> 'NULL'
-           AS task_in_task,
-       coalesce(f[3]->>'$', CASE WHEN is_frame THEN f[4]->>'$' END) AS task_id,
-       coalesce(f[5]->>'$', f[6]->>'$') AS event_id,
-       CASE WHEN is_frame THEN f[2]->>'$' ELSE f[1]->>'$' END AS raw_type,
-       json_type(f[7]) AS t_timestamp,
-       try_cast(f[7]->>'$' AS DOUBLE) AS unix_ts,
-       coalesce(json_type(f[8]), 'NULL') AS t_sequence,
-       try_cast(f[8]->>'$' AS BIGINT) AS execution_sequence
+       is_frame AND f.task_id IS NULL AND coalesce(json_type(task_dot_id), 'NULL') <> 'NULL' AS task_in_task,
+       json_type(task_dot_id) AS t_task_dot_id,
+       coalesce(f.task_id->>'$', CASE WHEN is_frame THEN task_dot_id->>'$' END) AS task_id,
+       coalesce(f.id->>'$', f.event_id->>'$') AS event_id,
+       CASE WHEN is_frame THEN f.type->>'$' ELSE f.event_type->>'$' END AS raw_type,
+       lw_json_kind(f.timestamp) AS t_timestamp,
+       try_cast(f.timestamp->>'$' AS DOUBLE) AS unix_ts,
+       coalesce(lw_json_kind(f.execution_sequence), 'NULL') AS t_sequence,
+       try_cast(f.execution_sequence->>'$' AS BIGINT) AS execution_sequence
 FROM d;
 
 -- The first thing wrong with each record. Redacted public events (a fixed message and a few whitelisted
@@ -143,15 +148,15 @@ CREATE OR REPLACE TEMP TABLE stream_problems AS
 SELECT file_id, record, problem FROM (
     SELECT file_id, record,
            CASE
-             WHEN task_in_task AND json_type(doc, '$.task.id') NOT IN ('VARCHAR', 'BIGINT', 'UBIGINT')
+             WHEN task_in_task AND t_task_dot_id NOT IN ('VARCHAR', 'BIGINT', 'UBIGINT')
                   THEN 'field ''task.id'' must be a string'
              WHEN task_in_task AND trim(task_id) = '' THEN 'field ''task.id'' is empty'
-             WHEN NOT task_in_task AND lw_field_problem(doc, 'task_id', true) IS NOT NULL
-                  THEN lw_field_problem(doc, 'task_id', true)
-             WHEN NOT is_frame AND lw_field_problem(doc, 'event_type', false) IS NOT NULL
-                  THEN lw_field_problem(doc, 'event_type', false)
+             WHEN NOT task_in_task AND lw_value_problem(f.task_id, 'task_id', true) IS NOT NULL
+                  THEN lw_value_problem(f.task_id, 'task_id', true)
+             WHEN NOT is_frame AND lw_value_problem(f.event_type, 'event_type', false) IS NOT NULL
+                  THEN lw_value_problem(f.event_type, 'event_type', false)
              WHEN t_data NOT IN ('OBJECT', 'NULL') THEN 'field ''data'' must be an object'
-             WHEN t_timestamp <> 'NULL' AND unix_ts IS NULL THEN 'field ''timestamp'' must be Unix seconds'
+             WHEN t_timestamp IS NOT NULL AND unix_ts IS NULL THEN 'field ''timestamp'' must be Unix seconds'
              WHEN unix_ts < 0 OR unix_ts >= 1e13 THEN 'field ''timestamp'' is out of range'
              WHEN t_sequence <> 'NULL' AND execution_sequence IS NULL
                   THEN 'field ''execution_sequence'' must be a whole number'
@@ -161,29 +166,40 @@ SELECT file_id, record, problem FROM (
 
 -- Each well-formed record with its name and route: a name of stream_kinds is read by its name; a trace
 -- event by scope/action/category as written, else what its name stands for.
-CREATE OR REPLACE TEMP TABLE stream_routed AS
+CREATE OR REPLACE TEMP VIEW stream_routed AS
 WITH payload AS (
     SELECT d.*, lower(trim(d.raw_type)) AS written_name,
            -- the payload: data, or a frame's own fields
-           CASE WHEN d.t_data = 'OBJECT' THEN d.doc->'data'
+           CASE WHEN d.t_data = 'OBJECT' THEN d.f.data
                 WHEN d.is_frame THEN json_merge_patch(d.doc, '{"type":null,"id":null,"event_id":null,"task_id":null,
                     "timestamp":null,"execution_sequence":null,"step_id":null,"parent_id":null,"parent_event_id":null,
                     "data":null}')
            END AS data
     FROM stream_docs d
     ANTI JOIN stream_problems p USING (file_id, record)
+), parsed AS (
+    -- the payload's fields this adapter reads, in one typed parse (each as its JSON text)
+    SELECT *, from_json(data, '{"event_type": "JSON", "status": "JSON", "result": "JSON", "task": "JSON",
+                                "success": "JSON", "goal_achieved": "JSON", "role": "JSON", "output": "JSON",
+                                "tool_name": "JSON", "name": "JSON", "tool": "JSON", "agent_name": "JSON",
+                                "error_message": "JSON", "error": "JSON", "message": "JSON", "content": "JSON",
+                                "response": "JSON", "goal_reason": "JSON", "step_name": "JSON",
+                                "description": "JSON", "tool_call_id": "JSON", "turn_id": "JSON",
+                                "message_id": "JSON", "pattern": "JSON", "task_description": "JSON",
+                                "task_preview": "JSON"}') AS p
+    FROM payload
 ), named AS (
     SELECT *,
            -- a stored task_update_general that summarises a delegation is read as the public name it gets
            CASE WHEN written_name = 'task_update_general'
-                     AND data->>'event_type' IN ('workforce_delegation_start', 'workforce_delegation_end',
-                                                 'workforce_delegation_error') THEN data->>'event_type'
+                     AND p.event_type->>'$' IN ('workforce_delegation_start', 'workforce_delegation_end',
+                                                'workforce_delegation_error') THEN p.event_type->>'$'
                 ELSE written_name END AS name,
            regexp_extract(written_name, '^(task|step|action|system)_(start|end|error|info|update)_([a-z_]+)$',
                           ['scope', 'action', 'category']) AS parsed
-    FROM payload
+    FROM parsed
 )
-SELECT n.file_id, n.file, n.line, n.record, n.doc, n.data, n.raw_type, n.name, n.is_frame, n.t_data,
+SELECT n.file_id, n.file, n.line, n.record, n.doc, n.f, n.data, n.p, n.raw_type, n.name, n.is_frame, n.t_data,
        n.execution_sequence,
        n.task_id AS trace_id,
        n.event_id AS written_id,
@@ -192,24 +208,24 @@ SELECT n.file_id, n.file, n.line, n.record, n.doc, n.data, n.raw_type, n.name, n
        k.type AS kind_type,
        CASE WHEN k.name IS NOT NULL THEN NULL
             WHEN n.name <> n.written_name THEN {'scope': l.scope, 'action': l.action, 'category': l.category}
-            WHEN n.doc->>'scope' IS NOT NULL AND n.doc->>'action' IS NOT NULL AND n.doc->>'category' IS NOT NULL
-                 THEN {'scope': lower(trim(n.doc->>'scope')), 'action': lower(trim(n.doc->>'action')),
-                       'category': lower(trim(n.doc->>'category'))}
+            WHEN n.f.scope->>'$' IS NOT NULL AND n.f.action->>'$' IS NOT NULL AND n.f.category->>'$' IS NOT NULL
+                 THEN {'scope': lower(trim(n.f.scope->>'$')), 'action': lower(trim(n.f.action->>'$')),
+                       'category': lower(trim(n.f.category->>'$'))}
             WHEN l.name IS NOT NULL THEN {'scope': l.scope, 'action': l.action, 'category': l.category}
             WHEN n.parsed.scope <> '' THEN n.parsed
        END AS route,
-       coalesce(n.data->>'status', n.data->'result'->>'status',
+       coalesce(n.p.status->>'$', n.p.result->>'status',
                 -- the settlement broadcast carries the task's final status
-                CASE WHEN n.name IN ('task_completed', 'task_continuation_completed') THEN n.data->'task'->>'status' END)
+                CASE WHEN n.name IN ('task_completed', 'task_continuation_completed') THEN n.p.task->>'status' END)
            AS status_written,
-       coalesce(n.data->>'success', n.data->'result'->>'success') AS success_written,
+       coalesce(n.p.success->>'$', n.p.result->>'success') AS success_written,
        -- Unix seconds; a value this large can only be milliseconds
        to_timestamp(CASE WHEN n.unix_ts >= 1e11 THEN n.unix_ts / 1000 ELSE n.unix_ts END) AT TIME ZONE 'UTC' AS ts
 FROM named n
 LEFT JOIN stream_kinds k ON k.name = n.name
 LEFT JOIN stream_legacy_names l ON l.name = n.name;
 
-CREATE OR REPLACE TEMP TABLE stream_typed AS
+CREATE OR REPLACE TEMP VIEW stream_typed AS
 WITH flagged AS (
     SELECT r.*,
            coalesce(route.action = 'error' OR kind_type = 'error'
@@ -225,12 +241,12 @@ WITH flagged AS (
     FROM stream_routed r
 ), judged AS (
     SELECT f.*,
-           CASE WHEN is_goal_check THEN CASE lw_bool(data->>'goal_achieved') WHEN true THEN 'passed'
+           CASE WHEN is_goal_check THEN CASE lw_bool(p.goal_achieved->>'$') WHEN true THEN 'passed'
                                                                             WHEN false THEN 'failed' END
                 -- an error action is a failure even when its (redacted) data says nothing more
                 WHEN is_failure THEN coalesce(status_written, 'failed')
                 ELSE status_written END AS status,
-           CASE WHEN is_goal_check THEN lw_bool(data->>'goal_achieved')
+           CASE WHEN is_goal_check THEN lw_bool(p.goal_achieved->>'$')
                 ELSE coalesce(lw_bool(success_written), CASE WHEN is_failure THEN false END) END AS success
     FROM flagged f
 ), verdicts AS (
@@ -254,13 +270,13 @@ SELECT v.*,
        CASE
          WHEN is_kind THEN
               CASE WHEN kind_type = 'by_role' THEN
-                        CASE lower(data->>'role') WHEN 'user' THEN 'user_message'
+                        CASE lower(p.role->>'$') WHEN 'user' THEN 'user_message'
                                                   WHEN 'assistant' THEN 'assistant_message' ELSE 'unknown' END
                    -- the settlement broadcast is an answer only when it settles a success with a text
                    WHEN name IN ('task_completed', 'task_continuation_completed')
                         AND (verdict IS DISTINCT FROM 'success'
-                             OR trim(coalesce(data->>'output', CASE WHEN json_type(data, '$.result') = 'VARCHAR'
-                                                                    THEN data->>'result' END, '')) = '') THEN NULL
+                             OR trim(coalesce(p.output->>'$', CASE WHEN json_type(p.result) = 'VARCHAR'
+                                                                    THEN p.result->>'$' END, '')) = '') THEN NULL
                    ELSE kind_type END
          WHEN route.category IN ('tool', 'delegation') THEN
               CASE route.action WHEN 'start' THEN 'tool_call' WHEN 'end' THEN 'tool_result'
@@ -284,13 +300,12 @@ SELECT v.*,
               OR (route.category = 'general' AND route.action IN ('update', 'info')) THEN NULL
          ELSE 'unknown'
        END AS base_type,
-       nullif(trim(coalesce(data->>'tool_name',
+       nullif(trim(coalesce(p.tool_name->>'$',
                             CASE WHEN route.category IN ('tool', 'delegation')
-                                 THEN coalesce(data->>'name', data->>'tool', data->>'agent_name') END)),
+                                 THEN coalesce(p.name->>'$', p.tool->>'$', p.agent_name->>'$') END)),
               '') AS tool_name,
-       CASE json_type(data, '$.result') WHEN 'VARCHAR' THEN data->>'result' WHEN 'NULL' THEN NULL
-            ELSE CAST(data->'result' AS VARCHAR) END AS result_text,
-       coalesce(data->>'error_message', data->>'error') AS error_text,
+       CASE json_type(p.result) WHEN 'VARCHAR' THEN p.result->>'$' ELSE CAST(p.result AS VARCHAR) END AS result_text,
+       coalesce(p.error_message->>'$', p.error->>'$') AS error_text,
        -- what a step of a pattern is called when its data names none: 'dag task end: failed'
        route.category || ' ' || route.scope || ' ' || route.action || coalesce(': ' || status, '') AS step_label
 FROM verdicts v;
@@ -299,43 +314,48 @@ FROM verdicts v;
 CREATE OR REPLACE TEMP TABLE stream_mapped AS
 SELECT trace_id, written_id, event_id, base_type, raw_type, name, verdict, is_run_end,
        CASE base_type
-         WHEN 'user_message' THEN coalesce(data->>'message', data->>'content')
-         WHEN 'assistant_message' THEN coalesce(data->>'content', data->>'message')
+         WHEN 'user_message' THEN coalesce(p.message->>'$', p.content->>'$')
+         WHEN 'assistant_message' THEN coalesce(p.content->>'$', p.message->>'$')
          WHEN 'tool_call' THEN tool_name
          -- a delegation's result is its output
          WHEN 'tool_result' THEN CASE WHEN lw_failed(status, success) THEN coalesce(error_text, result_text)
-                                      ELSE coalesce(result_text, data->>'output') END
-         WHEN 'model_call' THEN coalesce(error_text, nullif(data->'response'->>'content', ''))
-         WHEN 'evaluation_result' THEN coalesce(data->>'goal_reason', 'goal ' || status)
-         WHEN 'error' THEN coalesce(error_text, data->>'message', data->>'step_name' || ': ' || status)
-         WHEN 'final_answer' THEN coalesce(data->'result'->>'output', data->'result'->>'response',
-                                           data->'result'->>'content',
-                                           CASE WHEN json_type(data, '$.result') = 'VARCHAR' THEN result_text END,
-                                           data->>'output', data->>'content')
-         WHEN 'workflow_step' THEN coalesce(data->>'step_name', data->>'name', data->>'description', step_label,
+                                      ELSE coalesce(result_text, p.output->>'$') END
+         WHEN 'model_call' THEN coalesce(error_text, nullif(p.response->>'content', ''))
+         WHEN 'evaluation_result' THEN coalesce(p.goal_reason->>'$', 'goal ' || status)
+         WHEN 'error' THEN coalesce(error_text, p.message->>'$', p.step_name->>'$' || ': ' || status)
+         WHEN 'final_answer' THEN coalesce(p.result->>'output', p.result->>'response',
+                                           p.result->>'content',
+                                           CASE WHEN json_type(p.result) = 'VARCHAR' THEN result_text END,
+                                           p.output->>'$', p.content->>'$')
+         WHEN 'workflow_step' THEN coalesce(p.step_name->>'$', p.name->>'$', p.description->>'$', step_label,
                                             -- a lifecycle frame: its message, else its name
-                                            data->>'message', replace(name, '_', ' '))
-         ELSE coalesce(data->>'message', data->>'content')
+                                            p.message->>'$', replace(name, '_', ' '))
+         ELSE coalesce(p.message->>'$', p.content->>'$')
        END AS content,
        step_label, status, success, tool_name, ts,
-       coalesce(doc->>'parent_id', doc->>'parent_event_id') AS parent_id,
+       coalesce(f.parent_id->>'$', f.parent_event_id->>'$') AS parent_id,
        -- envelope fields with no column of their own (step_id, scope/action/category, the wire's type,
        -- execution_sequence); a frame's other fields are its payload
        nullif(CAST(CASE WHEN is_frame AND t_data IS DISTINCT FROM 'OBJECT'
-                        THEN json_merge_patch('{}', json_object('type', doc->'type', 'step_id', doc->'step_id',
-                                                                'execution_sequence', doc->'execution_sequence'))
+                        THEN json_merge_patch('{}', json_object('type', f.type, 'step_id', f.step_id,
+                                                                'execution_sequence', f.execution_sequence))
                         ELSE json_merge_patch(doc, '{"id":null,"event_id":null,"event_type":null,"task_id":null,
                                                      "timestamp":null,"data":null,"parent_id":null,
                                                      "parent_event_id":null}') END AS VARCHAR),
               '{}')::JSON AS metadata,
        data AS extra,
        -- what pairs a tool start with its result: the call id, else the tool
-       CASE WHEN base_type IN ('tool_call', 'tool_result') THEN coalesce(data->>'tool_call_id', tool_name) END AS call_key,
+       CASE WHEN base_type IN ('tool_call', 'tool_result') THEN coalesce(p.tool_call_id->>'$', tool_name) END AS call_key,
        -- what ties a streamed answer, a completion and a repeated turn together
-       data->>'turn_id' AS turn_id,
-       CASE WHEN name = 'final_answer_end' THEN data->>'message_id' END AS stream_id,
-       data->'result'->>'stream_message_id' AS completion_stream_id,
-       route, execution_sequence, doc->>'step_id' AS step_id, file_id, file, line, record
+       p.turn_id->>'$' AS turn_id,
+       CASE WHEN name = 'final_answer_end' THEN p.message_id->>'$' END AS stream_id,
+       p.result->>'stream_message_id' AS completion_stream_id,
+       route, execution_sequence, f.step_id->>'$' AS step_id, file_id, file, line, record,
+       -- what the trace takes from its events' payloads (read once here, not again per trace)
+       p.pattern->>'$' AS pattern, p.task_description->>'$' AS task_description,
+       p.task_preview->>'$' AS task_preview,
+       CASE WHEN name IN ('task_info', 'task-info', 'task_completed', 'task_continuation_completed')
+            THEN coalesce(p.task->>'description', p.description->>'$') END AS frame_task
 FROM stream_typed;
 
 -- Later records with an event id already seen in their task (in any file): a replay on reconnect, the same
@@ -458,7 +478,7 @@ SELECT file_id, record, trace_id FROM stream_repeats WHERE identical
 UNION ALL
 SELECT file_id, record, trace_id FROM stream_decided WHERE type IS NULL;
 
-CREATE OR REPLACE TEMP TABLE stream_events AS
+CREATE OR REPLACE TEMP VIEW stream_events AS
 SELECT CAST(d.seq AS INTEGER) AS seq, d.type,
        m.* EXCLUDE (content), CASE WHEN d.named_as_step THEN m.step_label ELSE m.content END AS content
 FROM stream_decided d JOIN stream_mapped m USING (file_id, record)
@@ -481,22 +501,19 @@ FROM (
            arg_min({'file_id': file_id, 'file': file, 'line': line, 'record': record}, (file_id, record)) AS first_at,
            -- the pattern that ran the task ('ReActPattern' -> react), else the category of its start
            coalesce(regexp_replace(lower(regexp_replace(
-                        arg_min(extra->>'pattern', pos) FILTER (WHERE extra->>'pattern' <> ''), 'Pattern$', '')),
+                        arg_min(m.pattern, pos) FILTER (WHERE m.pattern <> ''), 'Pattern$', '')),
                         '[^a-z0-9]+', '_', 'g'),
                     arg_min(route.category, pos)
                         FILTER (WHERE route.scope = 'task' AND route.category IN ('dag', 'react'))) AS pattern,
            -- the server adds the task's description to events when it has one
-           arg_min(extra->>'task_description', pos) FILTER (WHERE trim(extra->>'task_description') <> '')
+           arg_min(m.task_description, pos) FILTER (WHERE trim(m.task_description) <> '')
                AS task_description,
            left(split_part(ltrim(arg_min(content, pos) FILTER (WHERE d.type = 'user_message' AND trim(content) <> ''),
                                  chr(10) || chr(13) || chr(9) || ' '), chr(10), 1), 200) AS first_request,
            -- kept even on redacted pattern-end events
-           arg_min(extra->>'task_preview', pos) FILTER (WHERE trim(extra->>'task_preview') <> '') AS task_preview,
+           arg_min(m.task_preview, pos) FILTER (WHERE trim(m.task_preview) <> '') AS task_preview,
            -- the task a status snapshot or the settlement broadcast describes
-           left(arg_min(coalesce(extra->'task'->>'description', extra->>'description'), pos)
-                    FILTER (WHERE name IN ('task_info', 'task-info', 'task_completed', 'task_continuation_completed')
-                            AND trim(coalesce(extra->'task'->>'description', extra->>'description')) <> ''), 200)
-               AS frame_task,
+           left(arg_min(m.frame_task, pos) FILTER (WHERE trim(m.frame_task) <> ''), 200) AS frame_task,
            arg_max(verdict, pos) FILTER (WHERE verdict IS NOT NULL) AS last_verdict,
            bool_or(d.type = 'error') AS any_error,
            min(ts) AS started_at, max(ts) AS ended_at
@@ -529,10 +546,10 @@ DROP TABLE stream_legacy_names;
 DROP TABLE stream_kinds;
 DROP TABLE stream_docs;
 DROP TABLE stream_problems;
-DROP TABLE stream_routed;
-DROP TABLE stream_typed;
+DROP VIEW stream_routed;
+DROP VIEW stream_typed;
 DROP TABLE stream_mapped;
 DROP TABLE stream_repeats;
 DROP TABLE stream_order;
 DROP TABLE stream_decided;
-DROP TABLE stream_events;
+DROP VIEW stream_events;
