@@ -79,18 +79,9 @@ CREATE OR REPLACE MACRO lw_json_kind(v) AS
                                                  WHEN 't' THEN 'BOOLEAN' WHEN 'f' THEN 'BOOLEAN' ELSE 'DOUBLE' END END;
 
 -- Why a required field of a record cannot serve as an id or name, or NULL when it can: missing (or null),
--- not a string (numbers pass when numbers_ok), or empty. Adapters use it for their reject reasons.
-CREATE OR REPLACE MACRO lw_field_problem(doc, field, numbers_ok) AS
-    CASE
-      WHEN coalesce(json_type(doc, '$.' || field), 'NULL') = 'NULL' THEN 'missing required field ''' || field || ''''
-      WHEN json_type(doc, '$.' || field) <> 'VARCHAR'
-           AND NOT (numbers_ok AND json_type(doc, '$.' || field) IN ('BIGINT', 'UBIGINT'))
-           THEN 'field ''' || field || ''' must be a string'
-      WHEN trim(doc->>field) = '' THEN 'field ''' || field || ''' is empty'
-    END;
-
--- The same, from the field's value as a typed parse kept it (its JSON text; NULL when missing or null), so
--- the record is not parsed again for each field.
+-- not a string (numbers pass when numbers_ok), or empty. Adapters use it for their reject reasons. It
+-- takes the field's value as a typed parse kept it (its JSON text; NULL when missing or null), so the
+-- record is not parsed again for each field.
 CREATE OR REPLACE MACRO lw_value_problem(v, field, numbers_ok) AS
     CASE
       WHEN v IS NULL THEN 'missing required field ''' || field || ''''

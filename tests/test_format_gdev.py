@@ -258,3 +258,51 @@ def test_harness_file_itself_is_not_read_as_traces():
     con = stage([HARNESS])
     assert rows(con, "SELECT * FROM traces") == []
     assert "gdev" not in {r["format"] for r in rows(con, "SELECT format FROM file_formats")}
+
+
+def test_each_field_is_judged_and_read_from_the_lines_one_parse(tmp_path):
+    """The adapter reads a line's fields once (a typed parse: each field's own JSON text). A JSON null is as
+    good as missing, a number is a usable id; corrections are read however written; a repeat that is the
+    same JSON written another way is the same line."""
+    def line(span: str, event_type: str = "webhook_received", **fields) -> dict:
+        return {"schema_version": "gdev-agent-trace-v1", "run_id": "r-ok", "span_id": span,
+                "event_type": event_type, "timestamp": "2026-01-02T03:04:05Z", **fields}
+
+    lines = [
+        line("a", run_id=None), line("b", run_id=["r"]), line("c", run_id=" "),
+        line("d", span_id=None), line("e", span_id={"id": 1}), line("f", span_id=""),
+        line("g", event_type=None), line("h", event_type=7), line("i", event_type="  "),
+        line("j", parent_span_id=["a"]),
+        line("s1", source="mail", metadata={"queue": "billing"}),
+        line("s2", "approval_decision", parent_span_id="s1", decision="approved", corrections=["Set urgency", 3, " "]),
+        line("s3", "approval_decision", parent_span_id="s1", decision="approved", corrections="Use the EU queue"),
+        line("s4", "approval_decision", parent_span_id="s1", decision="approved", corrections={"route": "eu"}),
+        line("s5", "output_guard", status="allow", redaction_events=[{"k": 1}, {"k": 2}], metadata="plain"),
+        line(7, run_id=42, status=None),
+    ]
+    path = tmp_path / "run.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n"
+                    # s1 again, the same JSON with its keys spaced and ordered as another writer would
+                    + json.dumps(lines[10], indent=None, separators=(" ,", " : ")) + "\n")
+    con = stage([path])
+    assert rows(con, "SELECT line, reason FROM rejects ORDER BY line") == [
+        {"line": 1, "reason": "missing required field 'run_id'"},
+        {"line": 2, "reason": "field 'run_id' must be a string"},
+        {"line": 3, "reason": "field 'run_id' is empty"},
+        {"line": 4, "reason": "missing required field 'span_id'"},
+        {"line": 5, "reason": "field 'span_id' must be a string"},
+        {"line": 6, "reason": "field 'span_id' is empty"},
+        {"line": 7, "reason": "missing required field 'event_type'"},
+        {"line": 8, "reason": "field 'event_type' must be a string"},
+        {"line": 9, "reason": "field 'event_type' is empty"},
+        {"line": 10, "reason": "field 'parent_span_id' must be a string"},
+    ]
+    assert rows(con, "SELECT line FROM record_links JOIN records USING (file_id, record)") == [{"line": 17}]
+    found = {e["event_id"]: e for e in rows(con, "SELECT trace_id, event_id, type, content, metadata, extra FROM events")}
+    assert found["s2"]["content"] == "approved with corrections: Set urgency; 3"
+    assert found["s3"]["content"] == "approved with corrections: Use the EU queue"
+    assert found["s4"]["content"] == 'approved with corrections: {"route":"eu"}'
+    assert found["s5"]["content"] == "output guard allow, 2 redaction events"
+    assert json.loads(found["s1"]["metadata"]) == {"queue": "billing"} and "metadata" not in json.loads(found["s1"]["extra"])
+    assert found["s5"]["metadata"] is None and json.loads(found["s5"]["extra"])["metadata"] == "plain"
+    assert found["7"]["trace_id"] == "42"
