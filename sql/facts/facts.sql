@@ -44,10 +44,14 @@ WITH ev AS (
            -- a call the person refused did not fail: it is their correction (human_correction finds it)
            lw_failed(e.status, e.success) AND lower(coalesce(e.status, '')) <> 'rejected' AS own_failed,
            lower(coalesce(e.status, '')) = 'rejected' AS rejected,
-           count(*) FILTER (WHERE e.type IN ('user_message', 'human_correction')
-                              AND lw_actor(e.type, e.actor) = 'human') OVER (PARTITION BY e.trace_id ORDER BY e.seq) AS turn,
+           t.turn,
            e.actor AS given_actor
     FROM events e
+    -- the turn is counted on narrow rows, then joined
+    JOIN (SELECT trace_id, seq,
+                 count(*) FILTER (WHERE type IN ('user_message', 'human_correction')
+                                    AND lw_actor(type, actor) = 'human') OVER (PARTITION BY trace_id ORDER BY seq) AS turn
+          FROM events) t USING (trace_id, seq)
 ),
 calls AS (
     SELECT *, lw_tool_key(tool_name, command) AS tool_key
