@@ -132,7 +132,7 @@ episodes AS (
 -- agent's first call after it that did not fail and did more than look (facts.reads), else such a call
 -- after its first correction
 said_worked AS (
-    SELECT e.trace_id, e.last_seq, arg_min(m.content, u.seq) AS text
+    SELECT e.trace_id, e.last_seq, arg_min(m.content, u.seq) AS text, lw_quote(arg_min(m.content, u.seq), 200) AS quote
     FROM episodes e JOIN facts u ON u.trace_id = e.trace_id AND u.seq > e.last_seq AND u.turn <= e.last_turn + 6
                                 AND u.type = 'user_message' AND u.actor = 'human'
     JOIN events m ON m.trace_id = u.trace_id AND m.seq = u.seq
@@ -141,7 +141,8 @@ said_worked AS (
 ),
 agent_worked AS (
     SELECT e.trace_id, e.last_seq,
-           coalesce(arg_min(c.command, c.seq) FILTER (WHERE c.seq > e.last_seq), arg_min(c.command, c.seq)) AS text
+           nullif(lw_call_brief(coalesce(arg_min(c.command, c.seq) FILTER (WHERE c.seq > e.last_seq),
+                                         arg_min(c.command, c.seq))), '') AS brief
     FROM episodes e JOIN facts c ON c.trace_id = e.trace_id AND c.seq > e.first.seq AND c.type = 'tool_call'
                                 AND c.actor = 'agent' AND NOT c.failed AND NOT c.reads
     GROUP BY e.trace_id, e.last_seq
@@ -149,7 +150,9 @@ agent_worked AS (
 -- the correction as quoted, worked out once (lw_quote is a long expression: written out in each place it
 -- is used, it cost most of this query)
 quoted AS (
-    SELECT *, lw_quote(first.evidence, 300) AS q300, lw_quote(first.evidence, 240) AS q240 FROM episodes
+    SELECT *, lw_quote(first.evidence, 300) AS q300, lw_quote(first.evidence, 240) AS q240,
+           lw_key_words(first.evidence, 12) AS key_words
+    FROM episodes
 ),
 -- what the agent was doing when it was corrected: its last call before
 context AS (
@@ -164,15 +167,15 @@ SELECT e.trace_id, e.first.event_id AS event_id, e.first.seq AS seq, e.q300 AS e
        CASE WHEN e.first.wordless THEN 'interrupted while running ' || coalesce(c.tool_key, 'a step')
             WHEN e.first.outcome THEN 'corrected by a human, correction not recorded'
             WHEN e.first.unchecked THEN 'work handed back unchecked: the user found the failure or asked for the check'
-            ELSE coalesce(nullif(lw_key_words(e.first.evidence, 12), ''), lw_mask(e.first.evidence)) END AS signature,
+            ELSE coalesce(nullif(e.key_words, ''), lw_mask(e.first.evidence)) END AS signature,
        c.tool_key AS tool,
        -- a bare interruption says nothing of what to do instead: no recovery, and no person's words
        CASE WHEN NOT e.first.wordless THEN
-           coalesce('the user said: "' || lw_quote(s.text, 200) || '"', '`' || nullif(lw_call_brief(a.text), '') || '`',
+           coalesce('the user said: "' || s.quote || '"', '`' || a.brief || '`',
                     CASE WHEN NOT e.first.outcome THEN 'the user''s own words: "' || e.q240 || '"' END)
        END AS recovery,
        CASE WHEN e.first.wordless THEN NULL
-            WHEN s.text IS NOT NULL THEN 'correction' WHEN nullif(lw_call_brief(a.text), '') IS NOT NULL THEN 'other'
+            WHEN s.text IS NOT NULL THEN 'correction' WHEN a.brief IS NOT NULL THEN 'other'
             WHEN NOT e.first.outcome THEN 'correction' END AS recovery_kind,
        CASE WHEN e.first.wordless THEN 'The user stopped the agent while it ran `' || coalesce(c.tool_key, 'a step') || '`'
             WHEN e.first.outcome THEN 'A human corrected the run; the correction was not recorded'
@@ -189,8 +192,8 @@ SELECT e.trace_id, e.first.event_id AS event_id, e.first.seq AS seq, e.q300 AS e
             ELSE 'Apply up front what the user had to tell the agent' || coalesce(' (it was running `' || c.tool_key || '`)', '')
                  || ': "' || e.q240 || '"' END
            || CASE WHEN e.first.wordless THEN '.'
-                   WHEN s.text IS NOT NULL THEN ' What worked, as the user said: "' || lw_quote(s.text, 200) || '"'
-                   WHEN nullif(lw_call_brief(a.text), '') IS NOT NULL THEN ' What worked after: `' || lw_call_brief(a.text) || '`.'
+                   WHEN s.text IS NOT NULL THEN ' What worked, as the user said: "' || s.quote || '"'
+                   WHEN a.brief IS NOT NULL THEN ' What worked after: `' || a.brief || '`.'
                    ELSE '' END AS lesson
 FROM quoted e LEFT JOIN context c ON c.trace_id = e.trace_id AND c.seq = e.first.seq
 LEFT JOIN said_worked s ON s.trace_id = e.trace_id AND s.last_seq = e.last_seq
