@@ -257,3 +257,38 @@ def test_real_agent_arena_runs():
     assert [d["trace_id"] for d in losses] == ["507bc9f1-7787-4151-9cbf-bbc5038ab5ba",  # CRM worker's summary
                                                "9e7a6014-1ace-4db6-9350-59b2da366655"]  # crm_peer's handoff
     assert all(d["evidence"].startswith("credit_hold=true from get_customer_profile") for d in losses)
+
+
+def test_each_field_is_judged_and_read_from_the_lines_one_parse(tmp_path):
+    """The adapter reads a line's fields once (a typed parse: each field's own JSON text). A number is a
+    usable id; a payload or metadata written as null is kept as that null; a repeat that is the same JSON
+    written another way is the same line."""
+    def line(event_id, event_type="agent_step", **fields) -> dict:
+        return {"event_id": event_id, "event_type": event_type, "timestamp": "2026-03-01T10:00:00Z",
+                "metadata": {"run_id": "r1"}, "payload": {}, **fields}
+
+    lines = [
+        line({"id": 1}), line("e2", event_type=None), line("e3", event_type=["run_start"]),
+        line("e4", payload="text"), line("e5", metadata="r1"),
+        line("e6", "run_start", payload={"task_prompt": "  Sum the column  "}),
+        line(7, payload=None),
+        line("e8", metadata=None, parent_event_id="e6"),
+    ]
+    path = tmp_path / "run.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n"
+                    # e6 again, the same JSON spaced as another writer would
+                    + json.dumps(lines[5], separators=(" ,", " : ")) + "\n")
+    con = stage([path])
+    assert rows(con, "SELECT line, reason FROM rejects ORDER BY line") == [
+        {"line": 1, "reason": "field 'event_id' must be a string"},
+        {"line": 2, "reason": "missing required field 'event_type'"},
+        {"line": 3, "reason": "field 'event_type' must be a string"},
+        {"line": 4, "reason": "field 'payload' must be an object"},
+        {"line": 5, "reason": "field 'metadata' must be an object"},
+    ]
+    assert rows(con, "SELECT line FROM record_links JOIN records USING (file_id, record)") == [{"line": 9}]
+    found = {e["event_id"]: e for e in rows(con, "SELECT event_id, content, metadata, extra FROM events")}
+    assert found["e6"]["content"] == "Sum the column"
+    assert found["7"]["extra"] == "null" and found["7"]["content"] == "null"
+    assert found["e8"]["metadata"] == "null"
+    assert rows(con, "SELECT trace_id, task FROM traces") == [{"trace_id": "r1", "task": "Sum the column"}]

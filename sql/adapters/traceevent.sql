@@ -9,27 +9,33 @@
 -- (within the file), else the event_id of the run_start at the chain's root; a run's lines are gathered
 -- across all the files of the batch. Real runs differ from the spec (llm_response
 -- and agent_start exist, worker_* carry `worker`, critic_review carries `draft_answer`): both are read.
+-- Each line is parsed once into its fields; orders are worked out on narrow rows.
 
 CREATE OR REPLACE TEMP MACRO traceevent_strip(s) AS regexp_replace(s, '^\s+|\s+$', '', 'g');
 
 CREATE OR REPLACE TEMP TABLE traceevent_lines AS
 SELECT file_id, file, line, record, doc,
-       json_type(doc, '$.event_id') AS t_event_id,
-       json_type(doc, '$.event_type') AS t_event_type,
-       json_type(doc, '$.payload') AS t_payload,
-       json_type(doc, '$.metadata') AS t_metadata,
-       nullif(traceevent_strip(doc->>'event_id'), '') AS event_id,
-       nullif(traceevent_strip(doc->>'event_type'), '') AS event_type,
-       lower(traceevent_strip(doc->>'event_type')) AS kind,
-       nullif(traceevent_strip(doc->>'parent_event_id'), '') AS parent_id,
-       nullif(traceevent_strip(doc->'metadata'->>'run_id'), '') AS run_id,
-       doc->'payload' AS payload,
-       doc->'metadata' AS metadata,
+       json_type(f.event_id) AS t_event_id,
+       json_type(f.event_type) AS t_event_type,
+       json_type(f.payload) AS t_payload,
+       json_type(f.metadata) AS t_metadata,
+       nullif(traceevent_strip(f.event_id->>'$'), '') AS event_id,
+       nullif(traceevent_strip(f.event_type->>'$'), '') AS event_type,
+       lower(traceevent_strip(f.event_type->>'$')) AS kind,
+       nullif(traceevent_strip(f.parent_event_id->>'$'), '') AS parent_id,
+       nullif(traceevent_strip(f.metadata->>'run_id'), '') AS run_id,
+       -- a payload or metadata written as null is kept as the JSON null it is (asked of the line only then)
+       CASE WHEN f.payload IS NOT NULL THEN f.payload WHEN json_exists(doc, '$.payload') THEN 'null'::JSON END AS payload,
+       CASE WHEN f.metadata IS NOT NULL THEN f.metadata WHEN json_exists(doc, '$.metadata') THEN 'null'::JSON END
+           AS metadata,
        -- an offset is honoured; a time without one is already UTC
-       CASE WHEN regexp_matches(doc->>'timestamp', '(Z|[+-]\d\d:?\d\d)$')
-            THEN timezone('UTC', try_cast(doc->>'timestamp' AS TIMESTAMPTZ))
-            ELSE try_cast(doc->>'timestamp' AS TIMESTAMP) END AS ts
-FROM records_in;
+       CASE WHEN regexp_matches(f.timestamp->>'$', '(Z|[+-]\d\d:?\d\d)$')
+            THEN timezone('UTC', try_cast(f.timestamp->>'$' AS TIMESTAMPTZ))
+            ELSE try_cast(f.timestamp->>'$' AS TIMESTAMP) END AS ts
+-- each line in one typed parse: its fields as their JSON text (a JSON null, like a missing field, is NULL)
+FROM (SELECT *, from_json(doc, '{"event_id": "JSON", "event_type": "JSON", "parent_event_id": "JSON",
+                                 "metadata": "JSON", "payload": "JSON", "timestamp": "JSON"}') AS f
+      FROM records_in);
 
 -- Lines a parent_event_id can point at: the first line carrying each event_id in its file.
 CREATE OR REPLACE TEMP TABLE traceevent_nodes AS
@@ -90,9 +96,11 @@ repeats AS (
     FROM (SELECT c.*,
                  first_value(c.file) OVER w AS first_file, first_value(c.line) OVER w AS first_line,
                  first_value(c.record) OVER w AS first_record,
-                 c.content = first_value(c.content) OVER w AS identical,
+                 -- the same text, else the same JSON (parsed only where the texts differ)
+                 c.doc = first_value(c.doc) OVER w OR json(c.doc)::VARCHAR = json(first_value(c.doc) OVER w)::VARCHAR
+                     AS identical,
                  row_number() OVER w AS nth
-          FROM (SELECT checked.*, json(l.doc)::VARCHAR AS content
+          FROM (SELECT checked.*, l.doc
                 FROM checked JOIN traceevent_lines l USING (file_id, record) WHERE problem IS NULL) c
           WINDOW w AS (PARTITION BY trace_id, event_id ORDER BY file_id, record))
     WHERE nth > 1
@@ -112,13 +120,16 @@ SELECT file_id, record, trace_id FROM traceevent_set_aside WHERE problem IS NULL
 -- The usable lines, in run order: by timestamp, then position. A line without a timestamp keeps the
 -- timestamp of the line before it, so it stays where it was written.
 CREATE OR REPLACE TEMP TABLE traceevent_kept AS
-SELECT l.*, lt.trace_id,
-       row_number() OVER (PARTITION BY lt.trace_id ORDER BY l.sort_ts NULLS FIRST, l.file_id, l.record) AS seq
-FROM (SELECT *, last_value(ts IGNORE NULLS) OVER (PARTITION BY file_id ORDER BY record) AS sort_ts
-      FROM traceevent_lines) l
-JOIN traceevent_line_traces lt USING (file_id, record)
--- the lines set aside are rejected or linked
-ANTI JOIN traceevent_set_aside c USING (file_id, record);
+SELECT l.*, o.trace_id, o.seq
+FROM traceevent_lines l
+-- the order is worked out on narrow rows, then joined to the lines
+JOIN (SELECT l.file_id, l.record, lt.trace_id,
+             row_number() OVER (PARTITION BY lt.trace_id ORDER BY l.sort_ts NULLS FIRST, l.file_id, l.record) AS seq
+      FROM (SELECT file_id, record, last_value(ts IGNORE NULLS) OVER (PARTITION BY file_id ORDER BY record) AS sort_ts
+            FROM traceevent_lines) l
+      JOIN traceevent_line_traces lt USING (file_id, record)
+      -- the lines set aside are rejected or linked
+      ANTI JOIN traceevent_set_aside c USING (file_id, record)) o USING (file_id, record);
 
 -- peer_handoff messages have a fixed form: `HANDOFF: customer_id=..., tier=..., name=..., status=...`.
 CREATE OR REPLACE TEMP TABLE traceevent_handoffs AS
