@@ -392,25 +392,34 @@ FROM (SELECT *, map_entries(try_cast(attributes AS MAP(VARCHAR, JSON))) AS entri
 -- Per owner: the attributes as one JSON object (a stack trace is kept out of it: it stays in the event's
 -- extra), and the values the mapping looks for under varying keys.
 CREATE OR REPLACE TEMP TABLE otlp_attrs AS
+WITH key_roles AS (
+    -- what each key is for, worked out once per distinct key (keys repeat on every span), not per attribute
+    SELECT key,
+           key = 'exception.stacktrace' AS is_stacktrace,
+           -- the text of a feedback or correction, by the last word of its key
+           CASE regexp_extract(lower(key), '(^|[._])(comment|correction|feedback|text|message|note)$', 2)
+                WHEN 'comment' THEN 1 WHEN 'correction' THEN 2 WHEN 'feedback' THEN 3
+                WHEN 'text' THEN 4 WHEN 'message' THEN 5 WHEN 'note' THEN 6 END AS feedback_rank,
+           -- evaluation results: GenAI gen_ai.evaluation.*, OpenInference evaluations.<i>.evaluation.*, eval.*
+           regexp_matches(lower(key), '(^|\.)(evaluations?|eval)\.(.*\.)?(score(\.value)?|label)$') AS is_verdict,
+           regexp_matches(lower(key), '(^|\.)label$') AS is_label,
+           regexp_matches(lower(key), '(^|\.)score(\.value)?$') AS is_score,
+           regexp_matches(lower(key), '(^|\.)(evaluation|evaluator|eval)[._]name$') AS is_eval_name,
+           regexp_matches(lower(key), '(^|[._])explanation$') AS is_explanation
+    FROM (SELECT DISTINCT key FROM otlp_attr_rows WHERE key IS NOT NULL)
+)
 SELECT file_id, record, owner,
        ('{' || string_agg(to_json(key)::VARCHAR || ':' || coalesce(value::VARCHAR, 'null'), ',' ORDER BY n)
-                  FILTER (WHERE key <> 'exception.stacktrace') || '}')::JSON AS attrs,
-       any_value(value) FILTER (WHERE key = 'exception.stacktrace') AS stacktrace,
-       -- the text of a feedback or correction, by the last word of its key
-       arg_min(value->>'$', CASE regexp_extract(lower(key), '(^|[._])(comment|correction|feedback|text|message|note)$', 2)
-                              WHEN 'comment' THEN 1 WHEN 'correction' THEN 2 WHEN 'feedback' THEN 3
-                              WHEN 'text' THEN 4 WHEN 'message' THEN 5 WHEN 'note' THEN 6 END)
-           FILTER (WHERE json_type(value) = 'VARCHAR'
-                     AND regexp_matches(lower(key), '(^|[._])(comment|correction|feedback|text|message|note)$')) AS feedback_text,
-       -- evaluation results: GenAI gen_ai.evaluation.*, OpenInference evaluations.<i>.evaluation.*, eval.*
-       bool_or(regexp_matches(lower(key), '(^|\.)(evaluations?|eval)\.(.*\.)?(score(\.value)?|label)$')) AS has_verdict,
-       arg_min(value->>'$', n) FILTER (WHERE regexp_matches(lower(key), '(^|\.)label$')) AS eval_label,
-       arg_min(try_cast(value->>'$' AS DOUBLE), n)
-           FILTER (WHERE regexp_matches(lower(key), '(^|\.)score(\.value)?$')) AS eval_score,
-       arg_min(value->>'$', n)
-           FILTER (WHERE regexp_matches(lower(key), '(^|\.)(evaluation|evaluator|eval)[._]name$')) AS eval_name,
-       arg_min(value->>'$', n) FILTER (WHERE regexp_matches(lower(key), '(^|[._])explanation$')) AS eval_explanation
-FROM otlp_attr_rows
+                  FILTER (WHERE NOT k.is_stacktrace) || '}')::JSON AS attrs,
+       any_value(value) FILTER (WHERE k.is_stacktrace) AS stacktrace,
+       arg_min(value->>'$', k.feedback_rank) FILTER (WHERE k.feedback_rank IS NOT NULL AND json_type(value) = 'VARCHAR')
+           AS feedback_text,
+       bool_or(k.is_verdict) AS has_verdict,
+       arg_min(value->>'$', n) FILTER (WHERE k.is_label) AS eval_label,
+       arg_min(try_cast(value->>'$' AS DOUBLE), n) FILTER (WHERE k.is_score) AS eval_score,
+       arg_min(value->>'$', n) FILTER (WHERE k.is_eval_name) AS eval_name,
+       arg_min(value->>'$', n) FILTER (WHERE k.is_explanation) AS eval_explanation
+FROM otlp_attr_rows LEFT JOIN key_roles k USING (key)
 GROUP BY file_id, record, owner;
 
 -- An evaluation's verdict: its label decides when it has one (score directions differ between
