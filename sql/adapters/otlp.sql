@@ -250,13 +250,18 @@ WITH ids AS (
            otlp_id(nullif(trim(s.f.parentSpanId->>'$'), ''), 8) AS parent_span_id
     FROM otlp_span_rows s ANTI JOIN otlp_problems p USING (file_id, record)
 ),
+rewrites AS (
+    -- rewriting a span is slow, and most are written as the spec says: only the others are rewritten
+    SELECT *,
+           coalesce(trace_id IS DISTINCT FROM written_trace_id OR span_id IS DISTINCT FROM written_span_id
+                    OR coalesce(parent_span_id, '') <> coalesce(written_parent_id, '')
+                    OR lw_json_kind(f.kind) = 'VARCHAR' OR json_type(f.status, '$.code') = 'VARCHAR'
+                    OR coalesce(json_array_length(f.links), 0) > 0, false) AS rewritten
+    FROM ids
+),
 normalised AS (
     SELECT *,
-           -- rewriting a span is slow, and most are written as the spec says: only the others are rewritten
-           CASE WHEN trace_id IS DISTINCT FROM written_trace_id OR span_id IS DISTINCT FROM written_span_id
-                     OR coalesce(parent_span_id, '') <> coalesce(written_parent_id, '')
-                     OR lw_json_kind(f.kind) = 'VARCHAR' OR json_type(f.status, '$.code') = 'VARCHAR'
-                     OR coalesce(json_array_length(f.links), 0) > 0 THEN
+           CASE WHEN rewritten THEN
                json_merge_patch(span, json_object(
                    'traceId', trace_id, 'spanId', span_id, 'parentSpanId', parent_span_id,
                    'kind', otlp_enum(f.kind, 'SPAN_KIND_',
@@ -274,7 +279,7 @@ normalised AS (
                                  ELSE f.links END,
                    'resource', NULL, 'scope', NULL))
            ELSE json_merge_patch(span, '{"resource":null,"scope":null}') END AS norm
-    FROM ids
+    FROM rewrites
 )
 SELECT file_id, record, pos, path, rs_index, resource, schema_url, scope, norm,
        f.attributes AS attributes, f.events AS events,
@@ -282,14 +287,16 @@ SELECT file_id, record, pos, path, rs_index, resource, schema_url, scope, norm,
        f.name->>'$' AS name,
        try_cast(f.startTimeUnixNano->>'$' AS BIGINT) AS start_ns,
        try_cast(f.endTimeUnixNano->>'$' AS BIGINT) AS end_ns,
-       norm->'status'->>'code' AS status_code,
+       status_code,
        nullif(trim(f.status->>'message'), '') AS status_message,
-       CASE norm->'status'->>'code' WHEN '2' THEN 'error' WHEN '1' THEN 'ok' ELSE 'unset' END AS span_status,
+       CASE status_code WHEN '2' THEN 'error' WHEN '1' THEN 'ok' ELSE 'unset' END AS span_status,
        -- logfire's placeholder for a span that has started, and the real span's parent
        pending,
        CASE WHEN pending THEN otlp_id(otlp_raw_attr(span, 'logfire.pending_parent_id'), 8) END AS pending_parent_id,
        {'span': norm::VARCHAR, 'resource': json(resource)::VARCHAR, 'scope': json(scope)::VARCHAR} AS content
 FROM (SELECT *,
+             -- the status code as written, or as the rewrite made it a number
+             CASE WHEN rewritten THEN norm->'status'->>'code' ELSE f.status->>'code' END AS status_code,
              -- a quick look at the text first: reading the attribute list of every span is slow
              CASE WHEN contains(span::VARCHAR, '"pending_span"')
                   THEN coalesce(otlp_raw_attr(span, 'logfire.span_type') = 'pending_span', false)
@@ -351,9 +358,15 @@ SELECT * EXCLUDE (span_id, parent_span_id, pending_parent_id, real_id),
             ELSE parent_span_id END AS parent_span_id
 FROM (SELECT s.* EXCLUDE (content),
              CASE WHEN s.pending AND s.parent_span_id IS NOT NULL THEN s.parent_span_id ELSE s.span_id END AS real_id
-      FROM otlp_parsed s ANTI JOIN otlp_conflicts c USING (file_id, record))
--- per span: its first delivery, the span itself before any pending copy of it
-QUALIFY row_number() OVER (PARTITION BY trace_id, real_id ORDER BY pending, file_id, record, pos) = 1;
+      FROM otlp_parsed s
+      -- per span: its first delivery, the span itself before any pending copy of it (chosen on narrow rows)
+      SEMI JOIN (SELECT file_id, record, pos
+                 FROM (SELECT file_id, record, pos, trace_id, pending,
+                              CASE WHEN pending AND parent_span_id IS NOT NULL THEN parent_span_id ELSE span_id END
+                                  AS real_id
+                       FROM otlp_parsed ANTI JOIN otlp_conflicts c USING (file_id, record))
+                 QUALIFY row_number() OVER (PARTITION BY trace_id, real_id ORDER BY pending, file_id, record, pos) = 1)
+          k USING (file_id, record, pos));
 
 -- A record (or its part in a trace) made only of repeated spans or pending placeholders is linked to the
 -- trace.
@@ -777,12 +790,14 @@ FROM otlp_traces t JOIN otlp_docs d ON d.file_id = t.file_id AND d.record = t.fi
 
 INSERT INTO events (trace_id, seq, event_id, type, raw_type, content, status, success, tool_name, ts,
                     parent_id, metadata, extra, file_id, record)
-SELECT trace_id,
-       row_number() OVER (PARTITION BY trace_id
-                          ORDER BY sort_ns NULLS LAST, file_id, record, pos, part, ev_index),
-       event_id, type, raw_type, content, status, success, tool_name, otlp_ts(ts_ns), parent_id, metadata,
-       extra, file_id, record
-FROM otlp_events;
+SELECT e.trace_id, o.seq, e.event_id, e.type, e.raw_type, e.content, e.status, e.success, e.tool_name,
+       otlp_ts(e.ts_ns), e.parent_id, e.metadata, e.extra, e.file_id, e.record
+FROM otlp_events e
+-- the order is worked out on narrow rows, then joined to the events
+JOIN (SELECT rowid AS event_row,
+             row_number() OVER (PARTITION BY trace_id
+                                ORDER BY sort_ns NULLS LAST, file_id, record, pos, part, ev_index) AS seq
+      FROM otlp_events) o ON o.event_row = e.rowid;
 
 DROP TABLE otlp_docs;
 DROP TABLE otlp_span_rows;
