@@ -81,3 +81,95 @@ def test_the_real_sessions():
     assert calls == results == 729 and failed == 58  # every call answered; 58 failures, read from the text
     # user and assistant text are written twice; each is one event
     assert con.execute("SELECT count(*) FROM events WHERE type = 'user_message'").fetchone()[0] == 115
+
+
+def test_each_line_is_read_from_its_one_parse(tmp_path):
+    """The adapter parses a line once, envelope and payload together; the payload's own text is read only
+    where nothing else says what a line is. Pinned here: each shape an output takes (a JSON string that
+    wraps the exit code, a list of parts, an object, a number), arguments written as an object, a null
+    payload, copies of a part with no text told apart by their payload, the working directory found in
+    context spelled with \\u003c, and the early bare form."""
+    def env(kind: str, payload, ts: str = "2026-02-11T15:00:00Z") -> str:
+        return json.dumps({"timestamp": ts, "type": kind, "payload": payload})
+
+    session = "0190a1b2-0000-7e5f-8a9b-00000000aaaa"
+    search = {"type": "web_search_call", "status": "completed", "action": {"type": "search", "query": "vat"}}
+    lines = [
+        env("session_meta", {"id": session, "cwd": "/home/dev/shop", "cli_version": "0.60.0",
+                             "originator": "codex_cli_rs", "git": {"branch": "main"}}),
+        env("event_msg", {"type": "user_message", "message": "Make the tests pass."}),
+        env("response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Make the tests pass."}]}),
+        env("response_item", {"type": "function_call", "name": "shell", "call_id": "c1",
+                              "arguments": {"command": ["bash", "-lc", "pytest -q"]}}),
+        env("response_item", {"type": "function_call_output", "call_id": "c1",
+                              "output": json.dumps({"output": "2 failed", "metadata": {"exit_code": 3}})}),
+        env("response_item", {"type": "function_call", "name": "shell", "call_id": "c2",
+                              "arguments": json.dumps({"command": ["ls"]})}),
+        env("response_item", {"type": "function_call_output", "call_id": "c2",
+                              "output": [{"type": "input_text", "text": "src tests"}]}),
+        env("response_item", {"type": "custom_tool_call", "name": "apply_patch", "call_id": "c3", "input": "*** Begin Patch"}),
+        env("response_item", {"type": "custom_tool_call_output", "call_id": "c3", "output": {"content": "no match", "success": False}}),
+        env("response_item", {"type": "function_call", "name": "count", "call_id": "c4", "arguments": "{}"}),
+        env("response_item", {"type": "function_call_output", "call_id": "c4", "output": 5}),
+        env("response_item", search, "2026-02-11T15:01:00Z"),
+        json.dumps({"timestamp": "2026-02-11T15:01:00Z", "type": "response_item", "payload": search}, indent=None,
+                   separators=(" , ", " : ")),  # the same search again, spaced another way: a copy
+        env("response_item", {"type": "new_kind_of_item", "detail": "x"}),
+        env("event_msg", None),
+        env("event_msg", {"type": "error", "message": "sandbox denied", "codex_error_info": "sandbox_error"}),
+        env("event_msg", {"type": "stream_error", "message": "stream disconnected"}),
+        env("response_item", {"type": "message", "role": "assistant", "phase": "final_answer",
+                              "content": [{"type": "output_text", "text": "Fixed."}]}),
+    ]
+    (tmp_path / f"rollout-2026-02-11T15-00-00-{session}.jsonl").write_text("\n".join(lines) + "\n")
+    # no session_meta: the id is the file's; the directory is in the context, `<` written as \u003c
+    other = "0190a1b2-0000-7e5f-8a9b-00000000bbbb"
+    context = env("response_item", {"type": "message", "role": "user", "content": [
+        {"type": "input_text", "text": "<environment_context><cwd>/srv/billing</cwd></environment_context>"}]})
+    (tmp_path / f"rollout-2026-02-11T16-00-00-{other}.jsonl").write_text("\n".join([
+        context.replace("<", "\\u003c"),
+        env("response_item", {"type": "message", "role": "user", "content": "Rename the module."}),
+        env("response_item", {"type": "message", "role": "assistant", "content": "Renamed."}),
+    ]) + "\n")
+    # the early bare form
+    bare = "5e6f7a8b-0000-4e1f-a2b3-00000000cccc"
+    (tmp_path / f"rollout-2025-08-20T10-00-00-{bare}.jsonl").write_text("\n".join(json.dumps(x) for x in [
+        {"id": bare, "timestamp": "2025-08-20T10:00:00Z", "instructions": None},
+        {"record_type": "state"},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Add a flag."}]},
+        {"type": "function_call", "name": "shell", "call_id": "b1", "arguments": "{\"command\": [\"make\"]}"},
+        {"type": "function_call_output", "call_id": "b1", "output": "failed in sandbox: denied"},
+    ]) + "\n")
+
+    con = stage([tmp_path])
+    assert rows(con, "SELECT * FROM rejects") == []
+    assert con.execute("SELECT sum(unaccounted) FROM file_accounts").fetchone()[0] == 0
+    traces = {t["trace_id"]: t for t in rows(con, "SELECT trace_id, source, task, metadata FROM traces")}
+    assert set(traces) == {session, other, bare}
+    assert (traces[session]["source"], traces[other]["source"]) == ("codex/shop", "codex/billing")
+    assert json.loads(traces[session]["metadata"]) == {"cwd": "/home/dev/shop", "cli_version": "0.60.0",
+                                                       "originator": "codex_cli_rs", "git_branch": "main"}
+    assert (traces[other]["task"], traces[bare]["task"]) == ("Rename the module.", "Add a flag.")
+
+    got = [(e["type"], e["event_id"], e["status"], e["content"], e["metadata"], e["actor"])
+           for e in events_of(con, session)]
+    assert got == [
+        ("user_message", got[0][1], None, "Make the tests pass.", None, None),
+        ("tool_call", "c1", None, "shell", '{"arguments":{"command":["bash","-lc","pytest -q"]}}', None),
+        ("tool_result", "c1/output", "error", "2 failed", '{"exit_code":3}', None),
+        ("tool_call", "c2", None, "shell", '{"arguments":{"command":["ls"]}}', None),
+        ("tool_result", "c2/output", "ok", "src tests", None, None),
+        ("tool_call", "c3", None, "apply_patch", '{"arguments":"*** Begin Patch"}', None),
+        ("tool_result", "c3/output", "error", "no match", None, None),
+        ("tool_call", "c4", None, "count", '{"arguments":{}}', None),
+        ("tool_result", "c4/output", "ok", "5", None, None),
+        ("unknown", got[9][1], None, None, None, None),
+        ("error", got[10][1], "error", "sandbox denied", None, None),
+        ("error", got[11][1], "error", "stream disconnected", None, "provider"),
+        ("final_answer", got[12][1], None, "Fixed.", None, None),
+        # a minute later; its copy is no second event
+        ("tool_call", got[13][1], None, "web_search", '{"arguments":{"type":"search","query":"vat"}}', None),
+    ]
+    assert [(e["type"], e["status"], e["content"]) for e in events_of(con, bare)] == [
+        ("user_message", None, "Add a flag."), ("tool_call", None, "shell"),
+        ("tool_result", "error", "failed in sandbox: denied")]

@@ -26,57 +26,115 @@
 -- response item of a type not named here is an event of type unknown.
 -- Tool output is kept up to 4,000 characters.
 
+-- Each line is parsed once, into the envelope's fields and, as a struct, its payload's; the early form's
+-- bare items have those fields at the top. A line's text is read again only where the parse cannot say:
+-- whether a null payload (or record_type, instructions, id) is there, and for the payload's own text: on
+-- the lines searched for the working directory (`<cwd>`, which a JSON writer may spell \u003ccwd>), and
+-- on the few parts with no text whose copies it tells apart (codex_parts).
 CREATE OR REPLACE TEMP TABLE codex_docs AS
-SELECT file_id, file, line, record, doc, kind, p, lw_utc(doc->>'timestamp') AS ts,
-       row_number() OVER (ORDER BY file_id, record) AS ord,  -- file order across the files of a session
-       coalesce(first_value(CASE WHEN kind = 'session_meta' THEN p->>'id' WHEN kind = 'header' THEN doc->>'id' END IGNORE NULLS)
-                    OVER (PARTITION BY file_id ORDER BY record ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING),
-                nullif(regexp_extract(file, '([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$', 1), ''),
-                'codex-' || substr(md5(file), 1, 16)) AS trace_id
-FROM (
-    SELECT *,
-           CASE WHEN json_exists(doc, '$.payload') THEN doc->>'type'
-                WHEN json_exists(doc, '$.record_type') THEN 'state'
-                WHEN json_exists(doc, '$.instructions') AND json_exists(doc, '$.id') THEN 'header'
-                ELSE 'response_item' END AS kind,          -- a bare item of the early form
-           CASE WHEN json_exists(doc, '$.payload') THEN doc->'payload' ELSE doc END AS p
-    FROM records_in
-);
+WITH items AS (
+    SELECT file_id, file, line, record, f.timestamp, lw_utc(f.timestamp) AS ts, kind, enveloped,
+           -- the payload's fields (the line's own, for a bare item)
+           CASE WHEN enveloped THEN f.payload
+                ELSE {'id': f.id, 'type': f.type, 'role': f.role, 'message': f.message, 'reason': f.reason,
+                      'content': f.content, 'call_id': f.call_id, 'name': f.name, 'output': f.output,
+                      'arguments': f.arguments, 'input': f.input, 'action': f.action, 'phase': f.phase,
+                      'codex_error_info': f.codex_error_info, 'cwd': f.cwd, 'cli_version': f.cli_version,
+                      'originator': f.originator, 'git': f.git, 'forked_from_id': f.forked_from_id,
+                      'parent_thread_id': f.parent_thread_id, 'model': f.model} END AS q,
+           f.id AS header_id,
+           CASE WHEN kind IN ('session_meta', 'turn_context', 'header') OR contains(doc, '<cwd>')
+                     OR contains(doc, '\u003c') OR contains(doc, '\u003C')
+                THEN (CASE WHEN enveloped THEN doc->'payload' ELSE doc END)::VARCHAR END AS cwd_text
+    FROM (SELECT *,
+                 CASE WHEN enveloped THEN f.type
+                      WHEN f.record_type IS NOT NULL OR json_exists(doc, '$.record_type') THEN 'state'
+                      WHEN (f.instructions IS NOT NULL OR json_exists(doc, '$.instructions'))
+                           AND (f.id IS NOT NULL OR json_exists(doc, '$.id')) THEN 'header'
+                      ELSE 'response_item' END AS kind          -- a bare item of the early form
+          FROM (SELECT *, f.payload IS NOT NULL OR json_exists(doc, '$.payload') AS enveloped
+                FROM (SELECT file_id, file, line, record, doc,
+                             from_json(doc, '{"timestamp": "VARCHAR", "type": "VARCHAR", "record_type": "JSON",
+                                 "instructions": "JSON", "id": "VARCHAR", "role": "VARCHAR", "message": "VARCHAR",
+                                 "reason": "VARCHAR", "content": "JSON", "call_id": "VARCHAR", "name": "VARCHAR",
+                                 "output": "JSON", "arguments": "VARCHAR", "input": "VARCHAR", "action": "JSON",
+                                 "phase": "VARCHAR", "codex_error_info": "VARCHAR", "cwd": "VARCHAR",
+                                 "cli_version": "VARCHAR", "originator": "VARCHAR", "git": "JSON",
+                                 "forked_from_id": "VARCHAR", "parent_thread_id": "VARCHAR", "model": "VARCHAR",
+                                 "payload": {"id": "VARCHAR", "type": "VARCHAR", "role": "VARCHAR", "message": "VARCHAR",
+                                             "reason": "VARCHAR", "content": "JSON", "call_id": "VARCHAR",
+                                             "name": "VARCHAR", "output": "JSON", "arguments": "VARCHAR",
+                                             "input": "VARCHAR", "action": "JSON", "phase": "VARCHAR",
+                                             "codex_error_info": "VARCHAR", "cwd": "VARCHAR", "cli_version": "VARCHAR",
+                                             "originator": "VARCHAR", "git": "JSON", "forked_from_id": "VARCHAR",
+                                             "parent_thread_id": "VARCHAR", "model": "VARCHAR"}}') AS f
+                      FROM records_in)))
+),
+-- the session's id, per file: the session_meta's (or the early header's)
+sessions AS (
+    SELECT file_id, arg_min(CASE WHEN kind = 'session_meta' THEN q.id ELSE header_id END, record) AS session_id
+    FROM items WHERE (kind = 'session_meta' AND q.id IS NOT NULL) OR (kind = 'header' AND header_id IS NOT NULL)
+    GROUP BY file_id
+)
+SELECT i.file_id, i.file, i.line, i.record, i.timestamp, i.ts, i.kind, i.q, i.cwd_text, i.enveloped,
+       (i.file_id << 32) + i.record AS ord,  -- file order across the files of a session
+       coalesce(s.session_id,
+                nullif(regexp_extract(i.file, '([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$', 1), ''),
+                'codex-' || substr(md5(i.file), 1, 16)) AS trace_id
+FROM items i LEFT JOIN sessions s USING (file_id);
 
 -- Text Codex puts in the user's place that the user did not type.
 CREATE OR REPLACE TEMP MACRO codex_injected(t) AS
     regexp_matches(ltrim(coalesce(t, '')), '^(<environment_context>|<user_instructions>|<INSTRUCTIONS>|# AGENTS\.md|<permissions|<subagent_notification>|<collaboration_mode>|<turn_aborted>|<user_shell_command>|<user_action>|<skill>|<task-notification>|<codex_internal_context|<recommended_plugins>)');
 
--- Each line's part: what it is, its text, its call id and tool.
+-- Each line's part: what it is, its text, its call id and tool, and what tells its copies apart (the part
+-- and its call id, else its time and text; a part with no text, by its payload's text, read for those few).
+-- Lines that are no part (reasoning, token counts, bookkeeping) stop here.
 CREATE OR REPLACE TEMP TABLE codex_parts AS
-SELECT d.*, p->>'type' AS ptype,
-       CASE
-         WHEN kind = 'event_msg' AND p->>'type' = 'user_message' AND NOT codex_injected(p->>'message') THEN 'prompt'
-         WHEN kind = 'response_item' AND p->>'type' = 'message' AND p->>'role' = 'user'
-              AND NOT codex_injected(lw_content_text(p->'content')) THEN 'prompt_item'
-         WHEN kind = 'response_item' AND p->>'type' = 'message' AND p->>'role' = 'assistant' THEN 'say'
-         WHEN kind = 'event_msg' AND p->>'type' = 'agent_message' THEN 'say_event'
-         WHEN kind = 'response_item' AND p->>'type' IN ('function_call', 'custom_tool_call', 'local_shell_call', 'web_search_call')
-              THEN 'call'
-         WHEN kind = 'response_item' AND p->>'type' IN ('function_call_output', 'custom_tool_call_output') THEN 'output'
-         WHEN kind = 'event_msg' AND p->>'type' = 'turn_aborted' AND coalesce(p->>'reason', 'interrupted') = 'interrupted'
-              THEN 'interrupt'
-         WHEN kind = 'event_msg' AND p->>'type' IN ('thread_rolled_back', 'undo_completed') THEN 'rollback'
-         WHEN kind = 'event_msg' AND p->>'type' IN ('error', 'stream_error') THEN 'error'
-         WHEN kind = 'event_msg' AND p->>'type' = 'turn_aborted' THEN 'aborted'
-         WHEN kind = 'compacted' THEN 'compacted'
-         -- a response item of a type this adapter does not know yet is kept, as an event of type unknown
-         WHEN kind = 'response_item' AND p->>'type' NOT IN ('message', 'reasoning', 'ghost_snapshot', 'compaction')
-              THEN 'other'
-       END AS part,
-       CASE WHEN kind = 'event_msg' THEN coalesce(p->>'message', p->>'reason')
-            WHEN p->>'type' = 'message' THEN lw_content_text(p->'content')
-            WHEN kind = 'compacted' THEN p->>'message' END AS text,
-       p->>'call_id' AS call_id,
-       CASE p->>'type' WHEN 'local_shell_call' THEN 'local_shell' WHEN 'web_search_call' THEN 'web_search' ELSE p->>'name' END AS tool
-FROM codex_docs d;
+WITH parts AS (
+    SELECT file_id, file, line, record, timestamp, ts, kind, ord, trace_id, enveloped, q.type AS ptype,
+           CASE
+             WHEN kind = 'event_msg' AND q.type = 'user_message' AND NOT codex_injected(q.message) THEN 'prompt'
+             WHEN kind = 'response_item' AND q.type = 'message' AND q.role = 'user'
+                  AND NOT codex_injected(lw_content_text(q.content)) THEN 'prompt_item'
+             WHEN kind = 'response_item' AND q.type = 'message' AND q.role = 'assistant' THEN 'say'
+             WHEN kind = 'event_msg' AND q.type = 'agent_message' THEN 'say_event'
+             WHEN kind = 'response_item' AND q.type IN ('function_call', 'custom_tool_call', 'local_shell_call', 'web_search_call')
+                  THEN 'call'
+             WHEN kind = 'response_item' AND q.type IN ('function_call_output', 'custom_tool_call_output') THEN 'output'
+             WHEN kind = 'event_msg' AND q.type = 'turn_aborted' AND coalesce(q.reason, 'interrupted') = 'interrupted'
+                  THEN 'interrupt'
+             WHEN kind = 'event_msg' AND q.type IN ('thread_rolled_back', 'undo_completed') THEN 'rollback'
+             WHEN kind = 'event_msg' AND q.type IN ('error', 'stream_error') THEN 'error'
+             WHEN kind = 'event_msg' AND q.type = 'turn_aborted' THEN 'aborted'
+             WHEN kind = 'compacted' THEN 'compacted'
+             -- a response item of a type this adapter does not know yet is kept, as an event of type unknown
+             WHEN kind = 'response_item' AND q.type NOT IN ('message', 'reasoning', 'ghost_snapshot', 'compaction')
+                  THEN 'other'
+           END AS part,
+           CASE WHEN kind = 'event_msg' THEN coalesce(q.message, q.reason)
+                WHEN q.type = 'message' THEN lw_content_text(q.content)
+                WHEN kind = 'compacted' THEN q.message END AS text,
+           q.call_id AS call_id,
+           CASE q.type WHEN 'local_shell_call' THEN 'local_shell' WHEN 'web_search_call' THEN 'web_search' ELSE q.name END AS tool,
+           q.phase, q.arguments, q.input, q.action, q.reason, q.codex_error_info AS error_info, q.output
+    FROM codex_docs
+),
+keyed AS (
+    SELECT *, part IN ('call', 'output') AND call_id IS NOT NULL AS by_call FROM parts WHERE part IS NOT NULL
+),
+payload_texts AS (
+    SELECT k.file_id, k.record, CASE WHEN k.enveloped THEN (r.doc->'payload')::VARCHAR ELSE r.doc END AS payload_text
+    FROM (SELECT file_id, record, enveloped FROM keyed WHERE NOT by_call AND text IS NULL) k
+    JOIN records_in r USING (file_id, record)
+)
+SELECT k.* EXCLUDE (enveloped, by_call),
+       CASE WHEN k.by_call THEN k.part || ':' || k.call_id
+            ELSE k.part || ':' || coalesce(k.timestamp, '') || ':' || md5(coalesce(k.text, t.payload_text)) END AS copy_key
+FROM keyed k LEFT JOIN payload_texts t USING (file_id, record);
 
--- Tool outputs: the text, and whether it failed. A 0.3x shell output is JSON {"output", "metadata": {"exit_code"}}.
+-- Tool outputs: the text, and whether it failed. A 0.3x shell output is JSON {"output", "metadata": {"exit_code"}},
+-- written as a string. The output's kind is the first character of its JSON.
 CREATE OR REPLACE TEMP TABLE codex_outputs AS
 SELECT file_id, record, out_text,
        CASE
@@ -93,36 +151,34 @@ SELECT file_id, record, out_text,
        coalesce(exit_code, try_cast(regexp_extract(out_text, '(?:Exit code: |exited with code |exit code: )(\d+)', 1) AS INTEGER)) AS exit_code
 FROM (
     SELECT file_id, record,
-           CASE WHEN json_type(p, '$.output') = 'VARCHAR' THEN
-                     CASE WHEN json_valid(p->>'output') AND json_type((p->>'output')::JSON, '$.output') = 'VARCHAR'
-                          THEN (p->>'output')::JSON->>'output' ELSE p->>'output' END
-                WHEN json_type(p, '$.output') = 'ARRAY' THEN lw_content_text(p->'output')
-                ELSE coalesce(p->'output'->>'content', p->>'output') END AS out_text,
-           CASE WHEN json_type(p, '$.output') = 'VARCHAR' AND json_valid(p->>'output')
-                THEN try_cast((p->>'output')::JSON->'metadata'->>'exit_code' AS INTEGER) END AS exit_code,
-           CASE WHEN json_type(p, '$.output') = 'OBJECT' THEN lw_bool(p->'output'->>'success') END AS success_flag
-    FROM codex_parts WHERE part = 'output'
+           CASE WHEN o_kind = '"' THEN CASE WHEN left(wrapped.output::VARCHAR, 1) = '"' THEN wrapped.output->>'$' ELSE s END
+                WHEN o_kind = '[' THEN lw_content_text(output)
+                ELSE coalesce(output->>'content', output->>'$') END AS out_text,
+           try_cast(wrapped.metadata.exit_code AS INTEGER) AS exit_code,
+           CASE WHEN o_kind = '{' THEN lw_bool(output->>'success') END AS success_flag
+    FROM (SELECT *, CASE WHEN o_kind = '"' AND json_valid(s)
+                         THEN from_json(s, '{"output": "JSON", "metadata": {"exit_code": "VARCHAR"}}') END AS wrapped
+          FROM (SELECT file_id, record, output, o_kind, CASE WHEN o_kind = '"' THEN output->>'$' END AS s
+                FROM (SELECT file_id, record, output, left(output::VARCHAR, 1) AS o_kind FROM codex_parts WHERE part = 'output')))
 );
 
 -- The kept parts, once each: user text from the event_msg copy (or the response item when the file has
 -- no such copy), assistant text from the response item (or the event_msg), every call and output once.
+-- The first of each part's copies is chosen on narrow rows.
 CREATE OR REPLACE TEMP TABLE codex_kept AS
 WITH has AS (
     SELECT trace_id, bool_or(part = 'prompt') AS prompts, bool_or(part = 'say') AS says
     FROM codex_parts GROUP BY trace_id
-)
-SELECT * EXCLUDE (copy) FROM (
-    SELECT c.*, o.out_text, o.status AS out_status, o.exit_code,
-           row_number() OVER (PARTITION BY c.trace_id,
-                                           CASE WHEN c.part IN ('call', 'output') AND c.call_id IS NOT NULL THEN c.part || ':' || c.call_id
-                                                ELSE c.part || ':' || coalesce(c.doc->>'timestamp', '') || ':' || md5(coalesce(c.text, c.p::VARCHAR)) END
-                              ORDER BY c.file_id, c.record) AS copy
+),
+firsts AS (
+    SELECT c.file_id, c.record
     FROM codex_parts c JOIN has h USING (trace_id)
-    LEFT JOIN codex_outputs o USING (file_id, record)
-    WHERE c.part IS NOT NULL
-      AND NOT (c.part = 'prompt_item' AND h.prompts)
-      AND NOT (c.part = 'say_event' AND h.says)
-) WHERE copy = 1;
+    WHERE NOT (c.part = 'prompt_item' AND h.prompts) AND NOT (c.part = 'say_event' AND h.says)
+    QUALIFY row_number() OVER (PARTITION BY c.trace_id, c.copy_key ORDER BY c.file_id, c.record) = 1
+)
+SELECT c.* EXCLUDE (copy_key, output), o.out_text, o.status AS out_status, o.exit_code
+FROM codex_parts c SEMI JOIN firsts USING (file_id, record)
+LEFT JOIN codex_outputs o USING (file_id, record);
 
 CREATE OR REPLACE TEMP TABLE codex_prompts AS
 SELECT trace_id, ord, text FROM codex_kept WHERE part IN ('prompt', 'prompt_item');
@@ -140,66 +196,66 @@ LEFT JOIN (SELECT trace_id, call_id, any_value(tool) AS tool FROM codex_kept WHE
            GROUP BY ALL) c ON c.trace_id = k.trace_id AND c.call_id = k.call_id AND k.part = 'output'
 ASOF LEFT JOIN codex_prompts n ON n.trace_id = k.trace_id AND n.ord > k.ord;
 
-CREATE OR REPLACE TEMP TABLE codex_ordered AS
-SELECT *, row_number() OVER (PARTITION BY trace_id ORDER BY ts NULLS LAST, file_id, record, is_copy) AS seq
-FROM (SELECT *, false AS is_copy FROM codex_typed
-      UNION ALL
-      -- a command or patch the user rejected did not run, and is a correction
-      SELECT * REPLACE ('human_correction' AS type), true FROM codex_typed WHERE out_status = 'rejected');
+-- Each event's place in its session, worked out on narrow rows: a command or patch the user rejected did
+-- not run, and is a correction too (its copy); the session's last assistant message is its final answer.
+CREATE OR REPLACE TEMP TABLE codex_seq AS
+SELECT *, max(seq) FILTER (WHERE type = 'assistant_message') OVER (PARTITION BY trace_id) AS last_say
+FROM (SELECT *, row_number() OVER (PARTITION BY trace_id ORDER BY ts NULLS LAST, file_id, record, is_copy) AS seq
+      FROM (SELECT trace_id, ts, file_id, record, type, false AS is_copy FROM codex_typed
+            UNION ALL
+            SELECT trace_id, ts, file_id, record, 'human_correction', true FROM codex_typed WHERE out_status = 'rejected'));
 
 INSERT INTO traces (trace_id, format, source, task, outcome, tenant, file, line, started_at, ended_at,
                     metadata, extra, file_id, record)
 SELECT d.trace_id, 'codex',
        'codex' || coalesce('/' || nullif(regexp_extract(
-           arg_min(coalesce(d.p->>'cwd', regexp_extract(d.p::VARCHAR, '<cwd>([^<]*)</cwd>', 1)), (d.file_id, d.record))
-               FILTER (WHERE d.kind IN ('session_meta', 'turn_context', 'header') OR d.p::VARCHAR LIKE '%<cwd>%'),
+           arg_min(coalesce(d.q.cwd, regexp_extract(d.cwd_text, '<cwd>([^<]*)</cwd>', 1)), (d.file_id, d.record))
+               FILTER (WHERE d.kind IN ('session_meta', 'turn_context', 'header') OR d.cwd_text LIKE '%<cwd>%'),
            '([^/\\]+)[/\\]*$', 1), ''), ''),
        (SELECT lw_clip(coalesce(nullif(regexp_extract(arg_min(p.text, p.ord), '(?s)## My request for Codex:\s*(.*)$', 1), ''),
                                 arg_min(p.text, p.ord)), 300)
         FROM codex_prompts p WHERE p.trace_id = d.trace_id),
        NULL, NULL, min(d.file), arg_min(d.line, (d.file_id, d.record)), min(d.ts), max(d.ts),
        nullif(json_merge_patch('{}', json_object(
-           'cwd', arg_min(d.p->>'cwd', (d.file_id, d.record)) FILTER (WHERE d.kind IN ('session_meta', 'turn_context')),
-           'cli_version', arg_min(d.p->>'cli_version', (d.file_id, d.record)) FILTER (WHERE d.kind = 'session_meta'),
-           'originator', arg_min(d.p->>'originator', (d.file_id, d.record)) FILTER (WHERE d.kind = 'session_meta'),
-           'git_branch', arg_min(d.p->'git'->>'branch', (d.file_id, d.record)) FILTER (WHERE d.kind = 'session_meta'),
-           'forked_from', arg_min(coalesce(d.p->>'forked_from_id', d.p->>'parent_thread_id'), (d.file_id, d.record))
+           'cwd', arg_min(d.q.cwd, (d.file_id, d.record)) FILTER (WHERE d.kind IN ('session_meta', 'turn_context')),
+           'cli_version', arg_min(d.q.cli_version, (d.file_id, d.record)) FILTER (WHERE d.kind = 'session_meta'),
+           'originator', arg_min(d.q.originator, (d.file_id, d.record)) FILTER (WHERE d.kind = 'session_meta'),
+           'git_branch', arg_min(d.q.git->>'branch', (d.file_id, d.record)) FILTER (WHERE d.kind = 'session_meta'),
+           'forked_from', arg_min(coalesce(d.q.forked_from_id, d.q.parent_thread_id), (d.file_id, d.record))
                               FILTER (WHERE d.kind = 'session_meta'),
-           'models', list_sort(list_distinct(list(d.p->>'model') FILTER (WHERE d.kind = 'turn_context' AND d.p->>'model' IS NOT NULL)))))::VARCHAR,
+           'models', list_sort(list_distinct(list(d.q.model) FILTER (WHERE d.kind = 'turn_context' AND d.q.model IS NOT NULL)))))::VARCHAR,
               '{}')::JSON,
        NULL, arg_min(d.file_id, (d.file_id, d.record)), arg_min(d.record, (d.file_id, d.record))
 FROM codex_docs d GROUP BY d.trace_id;
 
 INSERT INTO events (trace_id, seq, event_id, type, raw_type, content, status, success, tool_name, ts,
                     parent_id, metadata, extra, file_id, record, actor)
-SELECT trace_id, seq,
+SELECT trace_id, o.seq,
        CASE WHEN part = 'call' AND call_id IS NOT NULL THEN call_id
-            WHEN part = 'output' AND call_id IS NOT NULL THEN call_id || CASE WHEN is_copy THEN '/correction' ELSE '/output' END
+            WHEN part = 'output' AND call_id IS NOT NULL THEN call_id || CASE WHEN o.is_copy THEN '/correction' ELSE '/output' END
             ELSE 'line-' || file_id || '-' || record END,
-       CASE WHEN type = 'assistant_message'
-                 AND (p->>'phase' = 'final_answer'
-                      OR seq = max(seq) FILTER (WHERE type = 'assistant_message') OVER (PARTITION BY trace_id))
-            THEN 'final_answer' ELSE type END,
+       CASE WHEN o.type = 'assistant_message' AND (t.phase = 'final_answer' OR o.seq = o.last_say)
+            THEN 'final_answer' ELSE o.type END,
        kind || ':' || coalesce(ptype, kind),
-       CASE WHEN type = 'human_correction' THEN coalesce(next_prompt, out_text, text, ptype)
+       CASE WHEN o.type = 'human_correction' THEN coalesce(next_prompt, out_text, text, ptype)
             WHEN part = 'call' THEN tool
             WHEN part = 'output' THEN left(out_text, 4000)
             ELSE text END,
-       CASE WHEN part = 'output' AND NOT is_copy THEN out_status WHEN type = 'error' THEN 'error' END,
-       CASE WHEN part = 'output' AND NOT is_copy THEN out_status = 'ok' WHEN type = 'error' THEN false END,
+       CASE WHEN part = 'output' AND NOT o.is_copy THEN out_status WHEN o.type = 'error' THEN 'error' END,
+       CASE WHEN part = 'output' AND NOT o.is_copy THEN out_status = 'ok' WHEN o.type = 'error' THEN false END,
        CASE WHEN part = 'call' THEN tool WHEN part = 'output' THEN called_tool END,
-       ts,
+       t.ts,
        CASE WHEN part = 'output' THEN call_id END,
        nullif(json_merge_patch('{}', json_object(
            'arguments', CASE WHEN part = 'call' THEN
-                            coalesce(CASE WHEN json_valid(p->>'arguments') THEN (p->>'arguments')::JSON END,
-                                     to_json(p->>'arguments'), to_json(p->>'input'), p->'action') END,
+                            coalesce(CASE WHEN json_valid(arguments) THEN arguments::JSON END,
+                                     to_json(arguments), to_json(input), action) END,
            'exit_code', CASE WHEN part = 'output' THEN exit_code END,
-           'said', CASE WHEN type = 'human_correction' THEN coalesce(out_text, p->>'reason', ptype) END))::VARCHAR, '{}')::JSON,
+           'said', CASE WHEN o.type = 'human_correction' THEN coalesce(out_text, reason, ptype) END))::VARCHAR, '{}')::JSON,
        NULL, file_id, record,
        -- Codex's error events are the model provider's (stream cut, overloaded, usage limit), but a sandbox's
-       CASE WHEN part = 'error' AND coalesce(p->>'codex_error_info', '') <> 'sandbox_error' THEN 'provider' END
-FROM codex_ordered;
+       CASE WHEN part = 'error' AND coalesce(error_info, '') <> 'sandbox_error' THEN 'provider' END
+FROM codex_typed t JOIN codex_seq o USING (trace_id, file_id, record);
 
 -- Every other line (session header, turn context, reasoning, token counts, copies) belongs to its session.
 INSERT INTO record_links (file_id, record, trace_id)
@@ -212,5 +268,5 @@ DROP TABLE codex_outputs;
 DROP TABLE codex_kept;
 DROP TABLE codex_prompts;
 DROP TABLE codex_typed;
-DROP TABLE codex_ordered;
+DROP TABLE codex_seq;
 DROP MACRO codex_injected;
