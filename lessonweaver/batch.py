@@ -15,7 +15,7 @@ import duckdb
 
 from lessonweaver import adapters, detectors, privacy, read
 from lessonweaver.config import Settings, batch_memory_limit, batch_threads
-from lessonweaver.discover import InputFile
+from lessonweaver.discover import InputFile, split_lines
 from lessonweaver.errors import safe_error
 from lessonweaver.queries import execute, query
 
@@ -27,15 +27,20 @@ class BatchError(RuntimeError):
     """A batch that failed for a reason other than its input (input problems become rejects)."""
 
 
-class MemoryShareExceeded(BatchError):
+class OutOfMemory(BatchError):
+    """A batch ran out of its memory limit."""
+
+
+class MemoryShareExceeded(OutOfMemory):
     """A batch ran out of its share of the run's memory limit (see config.batch_memory_limit)."""
 
 
 @dataclass
 class BatchResult:
-    folder: str
+    folders: list[str]  # where its Parquet outputs are: its own folder, or one per piece it was staged in
     detector_errors: dict[str, str] = field(default_factory=dict)
     alone: bool = False  # ran out of its share of memory and was staged again with the whole limit
+    pieces: int = 1  # ran out of memory even alone, and was staged in this many pieces
 
 
 def connect_staging(settings: Settings, spill: str | None = None) -> duckdb.DuckDBPyConnection:
@@ -97,14 +102,51 @@ def run_batch(files: list[InputFile], settings: Settings, folder: str,
     traces and accounts for no record (the first batches did).
 
     A batch that runs out of its share of the memory limit (a very large trace) is staged once more
-    with the whole limit rather than failing the night; for that moment the run may use more than its
-    limit."""
+    with the whole limit, on one thread, rather than failing the night; for that moment the run may use
+    more than its limit. One that still does not fit is staged in two pieces, each in a folder of its
+    own, and so on down to a single file, or a single line of a file of one trace per line: what a JSON
+    function parses stays in memory for every record of a vector (up to 2,048), so many large records at
+    once (a night of LLM completion logs) can need far more memory than their bytes."""
     try:
         return _stage(files, settings, folder, known_hashes, only_traces)
-    except MemoryShareExceeded:
-        result = _stage(files, replace(settings, workers=1), folder, known_hashes, only_traces)
-        result.alone = True
-        return result
+    except OutOfMemory as exc:
+        failed = exc
+    alone = replace(settings, workers=1, threads=1)
+    if isinstance(failed, MemoryShareExceeded):
+        try:
+            result = _stage(files, alone, folder, known_hashes, only_traces)
+            result.alone = True
+            return result
+        except OutOfMemory as exc:
+            failed = exc
+    halves = None if only_traces is not None else _halves(files, settings)
+    if halves is None:
+        raise failed
+    pieces = [run_batch(half, alone, f"{folder}-{i}", known_hashes) for i, half in enumerate(halves, 1)]
+    return BatchResult(folders=[f for p in pieces for f in p.folders],
+                       detector_errors={k: v for p in pieces for k, v in p.detector_errors.items()},
+                       alone=True, pieces=sum(p.pieces for p in pieces))
+
+
+def _halves(files: list[InputFile], settings: Settings) -> tuple[list[InputFile], list[InputFile]] | None:
+    """Two pieces of about half the bytes each: the files in two groups, or a lone file of one trace per
+    line cut at a line end. None when it cannot be cut (one record, or a file whose lines are not traces)."""
+    if len(files) == 1:
+        f = files[0]
+        lines = f.is_part or (f.layout_hint == "jsonl" and not f.compressed
+                              and adapters.one_trace_per_line(f.path, adapters.load_adapters(), settings.format))
+        size = (f.end - f.start) if f.is_part else f.size
+        files = split_lines(f, size // 2 + 1) if lines else files
+        if len(files) == 1:
+            return None
+    sizes = [(f.end - f.start) if f.is_part else f.size for f in files]
+    total, seen, cut = sum(sizes), 0, 1
+    for i, size in enumerate(sizes[:-1], 1):
+        seen += size
+        cut = i
+        if seen * 2 >= total:
+            break
+    return files[:cut], files[cut:]
 
 
 def stage_in(con: duckdb.DuckDBPyConnection, files: list[InputFile], settings: Settings,
@@ -144,9 +186,11 @@ def _stage(files: list[InputFile], settings: Settings, folder: str, known_hashes
     except duckdb.Error as exc:
         # The database's message may quote raw record text; never let it reach a log line.
         names = ", ".join(f.path for f in files[:3]) + (" …" if len(files) > 3 else "")
-        share = isinstance(exc, duckdb.OutOfMemoryException) and settings.shared_machine and settings.workers > 1
-        raise (MemoryShareExceeded if share else BatchError)(
-            f"staging failed for {names}: {safe_error(exc)}") from None
+        if not isinstance(exc, duckdb.OutOfMemoryException):
+            raise BatchError(f"staging failed for {names}: {safe_error(exc)}") from None
+        share = settings.shared_machine and settings.workers > 1
+        raise (MemoryShareExceeded if share else OutOfMemory)(
+            f"staging failed for {names}: {safe_error(exc)} (a larger LESSONWEAVER_MEMORY_LIMIT lets it fit)") from None
     finally:
         con.close()
-    return BatchResult(folder=folder, detector_errors=errors)
+    return BatchResult(folders=[folder], detector_errors=errors)

@@ -124,12 +124,15 @@ def content_hasher(data: bytes = b"") -> "xxhash.xxh3_128":
 
 def split_lines(f: InputFile, max_bytes: int) -> list[InputFile]:
     """Cut a file of one record per line into parts of about `max_bytes`, each ending at a line end, so a
-    batch never holds more than that however large the file. Hashes the whole file on the way."""
+    batch never holds more than that however large the file. Hashes the whole file on the way. A part is
+    cut the same way within its own bytes, and its parts keep the whole file's hash."""
     digest = content_hasher()
-    cuts: list[tuple[int, int]] = [(0, 1)]  # (byte offset, line number) where each part starts
-    offset, lines_before = 0, 0
+    begin, stop = f.start, (f.end if f.is_part else f.size)
+    cuts: list[tuple[int, int]] = [(begin, f.first_line)]  # (byte offset, line number) where each part starts
+    offset, lines_before = begin, f.first_line - 1
     with open(f.path, "rb") as fh:
-        while chunk := fh.read(CHUNK):
+        fh.seek(begin)
+        while offset < stop and (chunk := fh.read(min(CHUNK, stop - offset))):
             digest.update(chunk)
             at = 0
             while cuts[-1][0] + max_bytes < offset + len(chunk):
@@ -137,14 +140,15 @@ def split_lines(f: InputFile, max_bytes: int) -> list[InputFile]:
                 if newline < 0:
                     break
                 at = newline + 1
-                if offset + at < f.size:
+                if offset + at < stop:
                     cuts.append((offset + at, lines_before + chunk.count(b"\n", 0, at) + 1))
             lines_before += chunk.count(b"\n")
             offset += len(chunk)
     if len(cuts) == 1:
         return [f]
     ends = [start for start, _ in cuts[1:]] + [offset]
-    return [replace(f, start=start, end=end, first_line=line, content_hash=digest.hexdigest())
+    whole = f.content_hash if f.is_part else digest.hexdigest()
+    return [replace(f, start=start, end=end, first_line=line, content_hash=whole)
             for (start, line), end in zip(cuts, ends)]
 
 

@@ -117,7 +117,11 @@ def stage(files: list[discover.InputFile], settings: Settings, folder: str, know
           label: str, only_traces: frozenset[str] | None = None, log: Log = LOG) -> BatchResult:
     """Read, adapt, screen and detect one batch of files in memory; write Parquet into `folder`."""
     result = run_batch(files, settings, folder, known_hashes, only_traces)
-    if result.alone:
+    if result.pieces > 1:
+        log.warning("batch %s ran out of memory even with the whole limit (%s) and was staged in %d pieces; "
+                    "a larger LESSONWEAVER_MEMORY_LIMIT stages such input in fewer", label, settings.memory_limit,
+                    result.pieces)
+    elif result.alone:
         log.warning("batch %s ran out of its share of the memory limit (%s) and was staged again with all of it "
                     "(%s); for very large traces, run with fewer --workers", label, batch_memory_limit(settings),
                     settings.memory_limit)
@@ -383,7 +387,7 @@ def _merge_split_traces(settings: Settings, steps: Steps, the_plan: Plan, folder
     wanted = set(paths)
     files = [f for batch in the_plan.batches for f in batch if f.path in wanted]
     return steps.stage(files=files, settings=settings, folder=f"{workdir}/merge", known_hashes=the_plan.known_hashes,
-                       label="merge", only_traces=frozenset(ids)).result().folder
+                       label="merge", only_traces=frozenset(ids)).result().folders[0]
 
 
 def execute(settings: Settings, steps: Steps, log: Log = LOG) -> RunSummary:
@@ -422,7 +426,7 @@ def execute(settings: Settings, steps: Steps, log: Log = LOG) -> RunSummary:
             run.detector_errors = {k: v for r in results for k, v in r.detector_errors.items()}
             for detector_id, message in sorted(run.detector_errors.items()):
                 log.error("detector %s failed and was skipped: %s", detector_id, message)
-            folders = [r.folder for r in results]
+            folders = [f for r in results for f in r.folders]
             merged = _merge_split_traces(settings, steps, the_plan, folders, workdir, log)
             if merged:
                 clock.lap("merge")

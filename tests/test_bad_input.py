@@ -395,6 +395,46 @@ def test_a_batch_out_of_its_memory_share_is_staged_again_with_the_whole_limit(tm
     assert "inbox" not in str(failed.value)
 
 
+def _long_text(rng: random.Random, chars: int) -> str:
+    words = ["invoice", "ledger", "refund", "credit", "batch", "report", "vendor", "audit"]
+    return " ".join(rng.choice(words) for _ in range(chars // 6))[:chars]
+
+
+def _pieces_outputs(result, name: str) -> pl.DataFrame:
+    return pl.concat([pl.read_parquet(Path(folder) / f"{name}.parquet") for folder in result.folders])
+
+
+def test_a_batch_that_does_not_fit_even_with_the_whole_limit_is_staged_in_pieces(tmp_path):
+    """Eight 1 MB chat transcripts: every record a JSON function reads stays parsed until it is done with
+    the vector, so at 400 MB they do not fit at once, though each half does."""
+    rng = random.Random(8)
+    (tmp_path / "in").mkdir()
+    for i in range(8):
+        messages = [{"role": "user", "content": f"Reconcile ledger {i}"}] + [
+            {"role": "assistant" if j % 2 else "user", "content": f"{j} {_long_text(rng, 50_000)}"} for j in range(20)]
+        (tmp_path / "in" / f"chat-{i}.json").write_text(json.dumps({"messages": messages}))
+    result = run_batch(discover([str(tmp_path / "in")]), Settings(memory_limit="400MB", workers=1), str(tmp_path / "batch"))
+    assert result.pieces >= 2 and len(result.folders) == result.pieces
+    accounts = _pieces_outputs(result, "files")
+    assert accounts.height == 8 and accounts.select(pl.sum("records", "loaded", "rejected", "unaccounted")).row(0) == (8, 8, 0, 0)
+    assert _pieces_outputs(result, "traces")["trace_id"].n_unique() == 8
+
+
+@pytest.mark.slow
+def test_a_file_of_one_trace_per_line_that_does_not_fit_is_cut_at_a_line_end(tmp_path):
+    rng = random.Random(10)
+    (tmp_path / "in").mkdir()
+    runs = [trace(f"bi-long-{i}", events=[{"id": f"e{j}", "type": "assistant_message", "content": _long_text(rng, 500_000)}
+                                         for j in range(20)]) for i in range(4)]
+    (tmp_path / "in" / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in runs))
+    # 40 MB in 476 MiB: all four traces at once do not fit, two at a time do
+    result = run_batch(discover([str(tmp_path / "in")]), Settings(memory_limit="476MiB", workers=1), str(tmp_path / "batch"))
+    assert result.pieces == 2
+    records = _pieces_outputs(result, "trace_records").sort("line")
+    assert records.select("trace_id", "line").rows() == [(f"bi-long-{i}", i + 1) for i in range(4)]
+    assert _pieces_outputs(result, "files").select(pl.sum("records", "loaded")).row(0) == (4, 4)
+
+
 def test_a_csv_file_named_json(tmp_path):
     result = examine_fixture("csv-named.json", tmp_path)
     assert result.traces == []

@@ -23,7 +23,7 @@ def test_a_slot_frees_when_any_batch_finishes(tmp_path):
         elif label == "3/4":
             third_started.set()
         finished.append(label)
-        return BatchResult(folder=folder, detector_errors={})
+        return BatchResult(folders=[folder], detector_errors={})
 
     plan = pipeline.Plan(batches=[[], [], [], []], files_seen=4, files_skipped=0, known_hashes=frozenset(),
                          tenant_salt="")
@@ -33,7 +33,7 @@ def test_a_slot_frees_when_any_batch_finishes(tmp_path):
         results = pipeline._stage_all(Settings(workers=2), steps, plan, str(tmp_path))
     assert third_started.is_set(), "the third batch waited for the first although the second had finished"
     assert finished.index("3/4") < finished.index("1/4")
-    assert [r.folder for r in results] == [f"{tmp_path}/batch-{i:05d}" for i in range(4)]  # in plan order
+    assert [r.folders[0] for r in results] == [f"{tmp_path}/batch-{i:05d}" for i in range(4)]  # in plan order
     assert sorted(started) == ["1/4", "2/4", "3/4", "4/4"]
 
 
@@ -48,7 +48,7 @@ def test_never_more_batches_at_once_than_workers(tmp_path):
         threading.Event().wait(0.02)
         with lock:
             running[0] -= 1
-        return BatchResult(folder=folder, detector_errors={})
+        return BatchResult(folders=[folder], detector_errors={})
 
     plan = pipeline.Plan(batches=[[]] * 12, files_seen=12, files_skipped=0, known_hashes=frozenset(), tenant_salt="")
     with ThreadPoolExecutor(max_workers=8) as pool:  # a pool larger than the share: the window must hold
