@@ -70,6 +70,14 @@ def batch_memory_limit(settings: Settings) -> str:
     return f"{max(64 * 1024**2, memory_bytes(settings.memory_limit) // settings.workers) // 1024**2}MiB"
 
 
+def document_batch_bytes(settings: Settings) -> int:
+    """The most bytes of whole-document files (one large record each) a batch holds: a 64th of its memory
+    share per thread. A JSON function keeps every record of a vector parsed until it is done with the
+    vector, at several times the record's bytes, and a query may hold several; at 610 MiB a batch of 10 MB
+    of LLM completion logs fits, one of 26 MB at twice that memory does not (batch.run_batch cuts it)."""
+    return memory_bytes(batch_memory_limit(settings)) // (64 * batch_threads(settings))
+
+
 def database_memory_limit(settings: Settings) -> str:
     """The memory limit of the run's connection to the database file (load, weave, render): one batch's
     share, like each batch staged before it. The load then reaches no further than staging did, so a large

@@ -96,17 +96,21 @@ def discover(paths: list[str] | tuple[str, ...]) -> list[InputFile]:
     return scan(paths)[0]
 
 
-def batches(files: list[InputFile], max_bytes: int) -> list[list[InputFile]]:
-    """Group files into batches of at most `max_bytes` of input (a larger file is a batch alone)."""
+def batches(files: list[InputFile], max_bytes: int, document_bytes: int | None = None) -> list[list[InputFile]]:
+    """Group files into batches of at most `max_bytes` of input (a larger file is a batch alone), and of at
+    most `document_bytes` of whole-document files (.json, .traj): each of those is one large record, and
+    the memory a JSON function needs grows with the bytes of all records it has in hand at once."""
     out: list[list[InputFile]] = []
     current: list[InputFile] = []
-    size = 0
+    size = documents = 0
     for f in files:
-        if current and size + f.size > max_bytes:
+        document = f.size if f.layout_hint == "json" else 0
+        if current and (size + f.size > max_bytes or (document_bytes and document and documents + document > document_bytes)):
             out.append(current)
-            current, size = [], 0
+            current, size, documents = [], 0, 0
         current.append(f)
         size += f.size
+        documents += document
     if current:
         out.append(current)
     return out

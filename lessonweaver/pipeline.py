@@ -23,7 +23,8 @@ from typing import Any, Protocol
 from lessonweaver import (adapters, audit, detectors, discover, fingerprint, forget, lessons, privacy, progress, queries,
                           regrain, render, store, versions)
 from lessonweaver.batch import BatchResult, run_batch, split_traces
-from lessonweaver.config import Settings, batch_memory_limit, batch_threads, database_memory_limit, memory_bytes, parse_night
+from lessonweaver.config import (Settings, batch_memory_limit, batch_threads, database_memory_limit, document_batch_bytes,
+                                 memory_bytes, parse_night)
 from lessonweaver.crashpoints import reached
 from lessonweaver.summary import RUN_COLUMNS, RunSummary
 from lessonweaver.words import plural
@@ -109,8 +110,8 @@ def plan(settings: Settings) -> Plan:
     known = adapters.load_adapters()
     parts = discover.split_large(fresh, settings.batch_bytes,
                                  lambda f: adapters.one_trace_per_line(f.path, known, settings.format))
-    return Plan(discover.batches(parts, settings.batch_bytes), len(files), len(files) - len(fresh), hashes, salt,
-                tuple(unread))
+    return Plan(discover.batches(parts, settings.batch_bytes, document_batch_bytes(settings)), len(files),
+                len(files) - len(fresh), hashes, salt, tuple(unread))
 
 
 def stage(files: list[discover.InputFile], settings: Settings, folder: str, known_hashes: frozenset[str],

@@ -24,8 +24,8 @@ from flows.nightly import nightly
 from lessonweaver.adapters import load_adapters
 from lessonweaver.batch import BatchError, run_batch
 from lessonweaver.cli import main
-from lessonweaver.config import Settings
-from lessonweaver.discover import discover
+from lessonweaver.config import Settings, document_batch_bytes
+from lessonweaver.discover import InputFile, batches, discover
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "bad_input"
 CONFLICT = "conflicting duplicate of trace_id "
@@ -402,6 +402,17 @@ def _long_text(rng: random.Random, chars: int) -> str:
 
 def _pieces_outputs(result, name: str) -> pl.DataFrame:
     return pl.concat([pl.read_parquet(Path(folder) / f"{name}.parquet") for folder in result.folders])
+
+
+def test_large_documents_are_batched_by_their_own_budget():
+    """Whole-document files fill a batch only up to the document budget; lines files up to the batch size."""
+    docs = [InputFile(path=f"/in/chat-{i}.json", size=4_000_000, mtime=0.0) for i in range(5)]
+    lines = [InputFile(path=f"/in/runs-{i}.jsonl", size=4_000_000, mtime=0.0) for i in range(5)]
+    assert [len(b) for b in batches(docs, 64_000_000, 10_000_000)] == [2, 2, 1]
+    assert [len(b) for b in batches(lines, 64_000_000, 10_000_000)] == [5]
+    assert [len(b) for b in batches(docs + lines, 64_000_000, 10_000_000)] == [2, 2, 6]
+    assert [len(b) for b in batches(docs, 64_000_000)] == [5]
+    assert document_batch_bytes(Settings(memory_limit="1280MB", workers=2, threads=2)) == 610 * 1024**2 // 64
 
 
 def test_a_batch_that_does_not_fit_even_with_the_whole_limit_is_staged_in_pieces(tmp_path):
