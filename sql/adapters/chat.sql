@@ -138,9 +138,10 @@ WITH own AS (
     -- an action an agent writes in its text (mini-swe-agent, SWE-agent's thought_action) is answered by
     -- the harness's observation in the next message
     SELECT *, CASE WHEN lower(m.role) IN ('assistant', 'ai', 'model')
-                   THEN coalesce(nullif(trim(msg->>'action', e' \n\r\t'), ''), lw_text_action(lw_content_text(m.content))) END AS action,
-           lower(m.role) IN ('user', 'human') AND lw_observation(lw_content_text(m.content)) AS observes
-    FROM chat_messages ANTI JOIN chat_problems USING (file_id, record)
+                   THEN coalesce(nullif(trim(msg->>'action', e' \n\r\t'), ''), lw_text_action(content_text)) END AS action,
+           lower(m.role) IN ('user', 'human') AND lw_observation(content_text) AS observes
+    -- a message's text, worked out once: every use below reads it
+    FROM (SELECT *, lw_content_text(m.content) AS content_text FROM chat_messages ANTI JOIN chat_problems USING (file_id, record))
 ),
 ok AS (
     -- each message with what its neighbours are (small values only: the messages themselves stay put)
@@ -166,18 +167,18 @@ SELECT file_id, unit, record, pos, 0 AS sub, lower(m.role) AS role,
             WHEN lower(m.role) = 'exit' THEN 'workflow_step'
             -- an agent framework's template in the user's place (an observation, a format error, a
             -- continue notice) is a step of the harness, not a person speaking
-            WHEN lower(m.role) IN ('user', 'human') AND lw_harness_text(lw_content_text(m.content)) THEN 'workflow_step'
+            WHEN lower(m.role) IN ('user', 'human') AND lw_harness_text(content_text) THEN 'workflow_step'
             WHEN lower(m.role) IN ('user', 'human') THEN 'user_message'
             WHEN lower(m.role) IN ('assistant', 'ai', 'model', 'bot') THEN 'assistant_message'
             ELSE 'unknown' END AS kind,
-       lw_content_text(m.content) AS text,
+       content_text AS text,
        coalesce(m.tool_call_id, msg->'tool_call_ids'->>0,
                 CASE WHEN observes AND prev_action IS NOT NULL THEN 'text-' || (pos - 1) END) AS call_id,
        CASE WHEN lower(m.role) IN ('tool', 'function') THEN m.name END AS tool_name,
        NULL::JSON AS args, NULL::BOOLEAN AS is_error, m.role AS raw_role
 FROM ok
 WHERE lower(m.role) NOT IN ('system', 'developer')
-  AND (lw_content_text(m.content) IS NOT NULL OR lower(m.role) IN ('tool', 'function'))
+  AND (content_text IS NOT NULL OR lower(m.role) IN ('tool', 'function'))
 UNION ALL
 -- an action written in the agent's text (one fenced shell block) that the harness answered: a bash call
 SELECT file_id, unit, record, pos, 1, 'assistant', 'tool_call', action, 'text-' || pos, 'bash',
