@@ -135,11 +135,10 @@ def _halves(files: list[InputFile], settings: Settings) -> tuple[list[InputFile]
         f = files[0]
         lines = f.is_part or (f.layout_hint == "jsonl" and not f.compressed
                               and adapters.one_trace_per_line(f.path, adapters.load_adapters(), settings.format))
-        size = (f.end - f.start) if f.is_part else f.size
-        files = split_lines(f, size // 2 + 1) if lines else files
+        files = split_lines(f, f.length // 2 + 1) if lines else files
         if len(files) == 1:
             return None
-    sizes = [(f.end - f.start) if f.is_part else f.size for f in files]
+    sizes = [f.length for f in files]
     total, seen, cut = sum(sizes), 0, 1
     for i, size in enumerate(sizes[:-1], 1):
         seen += size

@@ -33,6 +33,11 @@ class InputFile:
         return self.end is not None
 
     @property
+    def length(self) -> int:
+        """The bytes a batch reads of it: a part's own, else the whole file's."""
+        return (self.end - self.start) if self.end is not None else self.size
+
+    @property
     def compressed(self) -> bool:
         return self.path.endswith(".gz")
 

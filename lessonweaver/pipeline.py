@@ -133,7 +133,7 @@ def stage(files: list[discover.InputFile], settings: Settings, folder: str, know
 
 
 def _bytes(files: list[discover.InputFile]) -> int:
-    return sum((f.end - f.start) if f.is_part else f.size for f in files)
+    return sum(f.length for f in files)
 
 
 def load_and_weave(settings: Settings, folders: list[str], run: RunSummary, merged: str | None = None) -> RunSummary:
