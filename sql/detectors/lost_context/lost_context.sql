@@ -13,16 +13,21 @@ WITH resumed AS (
     WHERE e.type = 'user_message' AND x.actor = 'human'
       AND regexp_matches(lower(coalesce(e.content, '')), '^\W*(continue|carry on|keep going|resume)\b|\b(where|from where) (we|you|i) left off\b|\bpick (it )?up where\b|\b(continue|resume) (the |our |with the )?(previous|last|earlier) (work|session|task)')
 ),
-admitted AS (
-    SELECT r.trace_id, r.seq AS asked, r.content AS request, min(a.seq) AS seq, arg_min(a.event_id, a.seq) AS event_id,
-           arg_min(a.content, a.seq) AS said
+-- What the agent said after each request. MATERIALIZED keeps the test of its words below on these few
+-- replies: inlined, DuckDB would run it on every message of the batch before the join.
+replies AS MATERIALIZED (
+    SELECT r.trace_id, r.seq AS asked, r.content AS request, a.seq, a.event_id, a.content
     FROM resumed r JOIN events a ON a.trace_id = r.trace_id AND a.seq > r.seq
                                 AND a.type IN ('assistant_message', 'final_answer')
+),
+admitted AS (
+    SELECT trace_id, asked, request, min(seq) AS seq, arg_min(event_id, seq) AS event_id, arg_min(content, seq) AS said
+    FROM replies a
     WHERE regexp_matches(lower(coalesce(a.content, '')), '\b(don''?t|do not|no longer) have (access to )?(the |any |our )?(previous|prior|earlier|past|last) (context|conversation|session|history|work|chat)|\bno (memory|record|recollection) of (our|the|any) (previous|prior|earlier|last)|\b(can''?t|cannot|unable to) (see|access|recall|remember) (our|the|any) (previous|prior|earlier|last)')
       -- before the person speaks again
-      AND NOT EXISTS (SELECT 1 FROM facts h WHERE h.trace_id = r.trace_id AND h.actor = 'human' AND h.type = 'user_message'
-                                           AND h.seq > r.seq AND h.seq < a.seq)
-    GROUP BY r.trace_id, r.seq, r.content
+      AND NOT EXISTS (SELECT 1 FROM facts h WHERE h.trace_id = a.trace_id AND h.actor = 'human' AND h.type = 'user_message'
+                                           AND h.seq > a.asked AND h.seq < a.seq)
+    GROUP BY trace_id, asked, request
 ),
 -- the files the agent read next, what it found its way with, and the calls it made before the person
 -- spoke again

@@ -23,8 +23,11 @@ WITH said AS (
 ),
 -- Each claim in a sentence, in three shapes ("i have now updated", "has been updated", "i've fixed x and
 -- committed"); a claim ends with the verb it claims. Each pattern is a constant, compiled once per
--- query (one built from a column would be compiled again for every row).
-verb_said AS (
+-- query (one built from a column would be compiled again for every row). The sentences with a verb are
+-- kept once (MATERIALIZED), not found again for each shape; the last two shapes run only on sentences
+-- holding the words they need ('been'; "i've", "we have"...), which a substring test finds several
+-- times faster than the pattern would.
+verb_said AS MATERIALIZED (
     SELECT * FROM said WHERE regexp_matches(lowered, '\b(' || lw_action_verbs() || ')\b')
 ),
 claimed AS (
@@ -32,14 +35,15 @@ claimed AS (
         '\b(?:i|we)(?:''ve|''d| have| has)?\s+(?:(?:now|just|already|successfully|also|then|finally|both|gone ahead and)\s+)*(?:'
         || lw_action_verbs() || ')\b')) AS claim FROM verb_said
     UNION ALL
-    SELECT *, unnest(regexp_extract_all(lowered,
+    SELECT *, unnest(CASE WHEN contains(lowered, 'been') THEN regexp_extract_all(lowered,
         '\b(?:has|have)\s+(?:now\s+|just\s+|already\s+|also\s+)?been\s+(?:(?:successfully|now|fully)\s+)?(?:'
-        || lw_action_verbs() || ')\b')) FROM verb_said
+        || lw_action_verbs() || ')\b') END) FROM verb_said
     UNION ALL
     -- the second of two claims: "I've fixed the test and committed it"
-    SELECT *, unnest(regexp_extract_all(lowered,
+    SELECT *, unnest(CASE WHEN contains(lowered, 'i''ve') OR contains(lowered, 'we''ve') OR contains(lowered, 'i have')
+                               OR contains(lowered, 'we have') THEN regexp_extract_all(lowered,
         '\b(?:i|we)(?:''ve| have)\s+(?:\w+\s+)?\w+ed\b[^,;]{0,100}?\s(?:and|then)\s+(?:also\s+|then\s+)?(?:'
-        || lw_action_verbs() || ')\b')) FROM verb_said
+        || lw_action_verbs() || ')\b') END) FROM verb_said
 ),
 verbs AS (
     SELECT unnest(string_split(c.verbs, '|')) AS verb, c.class, c.verbs
