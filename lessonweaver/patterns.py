@@ -32,6 +32,10 @@ class Pattern:
     validate: Callable[[str], bool] | None = None
     # A cheap expression every match contains, for the first pass instead of `regex` (see prefilter)
     hint: str = ""
+    # Fixed text every match contains (RE2; a few alternatives at most), which RE2 finds by jumping from
+    # one occurrence to the next: only texts holding it are searched for the pattern in context (LEAD),
+    # which reads every byte (see privacy.find). '' for a pattern without such text.
+    guard: str = ""
 
 
 def _digits(s: str) -> str:
@@ -222,21 +226,21 @@ _JSON_SLASH = r"\\?/"
 _TOKEN = r"[A-Za-z0-9_\-.=~+/]"
 
 PATTERNS: tuple[Pattern, ...] = (
-    Pattern("private_key", "secret", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"),
-    Pattern("aws_access_key", "secret", r"(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b", validate=_unmasked),
-    Pattern("aws_secret_key", "secret", r"(?i)aws_?secret_?(?:access_?)?key[\"']?\s*[:=]\s*[\"']?[A-Za-z0-9/+]{40}"),
-    Pattern("github_token", "secret", r"(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})\b", validate=_unmasked),
-    Pattern("gitlab_token", "secret", r"glpat-[A-Za-z0-9_\-]{20,}", validate=_unmasked),
+    Pattern("private_key", "secret", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----", guard=r"-----BEGIN "),
+    Pattern("aws_access_key", "secret", r"(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b", validate=_unmasked, guard=r"AKIA|ASIA|ABIA|ACCA"),
+    Pattern("aws_secret_key", "secret", r"(?i)aws_?secret_?(?:access_?)?key[\"']?\s*[:=]\s*[\"']?[A-Za-z0-9/+]{40}", guard=r"(?i)aws_?secret"),
+    Pattern("github_token", "secret", r"(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})\b", validate=_unmasked, guard=r"gh[pousr]_|github_pat_"),
+    Pattern("gitlab_token", "secret", r"glpat-[A-Za-z0-9_\-]{20,}", validate=_unmasked, guard=r"glpat-"),
     Pattern("slack_token", "secret", r"xox[abposr]-[A-Za-z0-9\-]{10,}|hooks\.slack\.com" + _JSON_SLASH + r"services" + _JSON_SLASH + r"[A-Za-z0-9_]+", validate=_unmasked),
-    Pattern("anthropic_key", "secret", r"sk-ant-[A-Za-z0-9_\-]{20,}", validate=_unmasked),
-    Pattern("openai_key", "secret", r"sk-(?:proj-|svcacct-)?[A-Za-z0-9_\-]{32,}", validate=_unmasked),
-    Pattern("stripe_key", "secret", r"[rs]k_(?:live|test)_[A-Za-z0-9]{16,}", validate=_unmasked),
-    Pattern("google_api_key", "secret", r"AIza[0-9A-Za-z_\-]{35}", validate=_unmasked),
-    Pattern("jwt", "secret", r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", validate=_unmasked),
-    Pattern("authorization_header", "secret", r"(?i)authorization[\"']?\s*[:=]\s*[\"']?(?:basic|bearer|token)\s+" + _TOKEN + r"{12,}", validate=_unmasked),
-    Pattern("bearer_token", "secret", r"(?i)bearer\s+" + _TOKEN + r"{20,}", validate=_unmasked),
+    Pattern("anthropic_key", "secret", r"sk-ant-[A-Za-z0-9_\-]{20,}", validate=_unmasked, guard=r"sk-ant-"),
+    Pattern("openai_key", "secret", r"sk-(?:proj-|svcacct-)?[A-Za-z0-9_\-]{32,}", validate=_unmasked, guard=r"sk-"),
+    Pattern("stripe_key", "secret", r"[rs]k_(?:live|test)_[A-Za-z0-9]{16,}", validate=_unmasked, guard=r"k_(?:live|test)_"),
+    Pattern("google_api_key", "secret", r"AIza[0-9A-Za-z_\-]{35}", validate=_unmasked, guard=r"AIza"),
+    Pattern("jwt", "secret", r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", validate=_unmasked, guard=r"eyJ"),
+    Pattern("authorization_header", "secret", r"(?i)authorization[\"']?\s*[:=]\s*[\"']?(?:basic|bearer|token)\s+" + _TOKEN + r"{12,}", validate=_unmasked, guard=r"(?i)authorization"),
+    Pattern("bearer_token", "secret", r"(?i)bearer\s+" + _TOKEN + r"{20,}", validate=_unmasked, guard=r"(?i)bearer"),
     Pattern("url_password", "secret", r"[a-zA-Z][a-zA-Z0-9+.\-]*:" + _JSON_SLASH + _JSON_SLASH + r"[^\s:/@\"\\]+:[^\s/@\"\\]+@[A-Za-z0-9.\-]+",
-            validate=_url_password),
+            validate=_url_password, guard=r":\\?/\\?/"),
     Pattern("password", "secret", r"(?i)(?:password|passwd|pwd|passphrase|client_?secret|api_?key|secret_?key)[\"']?\s*[:=]\s*[\"']?[^\s\"',;&()\\]{6,}",
             validate=_password_value),
     # A value under a key that names a secret: an object key, an OTLP attribute or header {key|name, value}
@@ -247,7 +251,7 @@ PATTERNS: tuple[Pattern, ...] = (
     # `--password …`), headers written out (`Cookie: session=…`).
     Pattern("sensitive_assignment", "secret", "|".join(f"(?:{f.pattern.replace('?P<k>', '?:').replace('?P<v>', '?:')})"
                                                        for f in _ASSIGN_FORMS), validate=_keyed(_ASSIGN_FORMS, True), hint=_KEY_HINT),
-    Pattern("email", "pii", r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}\b", "<EMAIL>"),
+    Pattern("email", "pii", r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}\b", "<EMAIL>", guard="@"),
     # A card number starts as the issuers' prefixes do (_card checks them exactly): 2 (2221-2720), 3, 4, 5,
     # 6. Digit runs that start otherwise (the nanosecond timestamps of every OpenTelemetry span, epoch
     # milliseconds, zero-padded ids) are no candidates: the records that hold them skip the per-pattern scan.
@@ -276,6 +280,12 @@ LEAD = r'(^|[^A-Za-z0-9_.\\]|\\[nrtbf"/\\])'
 
 def regex_for(p: Pattern) -> str:
     return f"{LEAD}({p.regex})"
+
+
+def guard_for(p: Pattern) -> str:
+    """What a text must hold to be searched for `p` in context: its guard, else its hint (a keyed pattern's
+    key word, which every match holds too); '' when nothing cheaper than the search itself would do."""
+    return p.guard or p.hint
 
 
 def prefilter() -> str:
