@@ -296,6 +296,20 @@ def test_redaction_keeps_escapes_whole_in_json_written_inside_json(tmp_path: Pat
     assert "<EMAIL>" in said and "jane.roe" not in said and "\n@dataclasses.dataclass" in said
 
 
+def test_an_address_named_many_times_is_redacted_everywhere(tmp_path: Path):
+    """Each distinct match is replaced once per record (a replacement reads the whole text), wherever it
+    appears: in one message, in several, and beside a longer match that holds it."""
+    said = ("Mail jane.roe@example.com, then jane.roe@example.com again; cc mary.jane.roe@example.com "
+            "from 203.0.113.42 and 203.0.113.42.")
+    trace = {"trace_id": "many-1", "source": "support", "task": "Reply", "outcome": "success",
+             "events": [{"id": "e1", "type": "user_message", "content": said},
+                        {"id": "e2", "type": "assistant_message", "content": said + " Done: jane.roe@example.com"}]}
+    con = stage([write_traces(tmp_path, "many.jsonl", [trace])])
+    texts = [r[0] for r in con.execute("SELECT content FROM events ORDER BY seq").fetchall()]
+    assert texts[0] == ("Mail <EMAIL>, then <EMAIL> again; cc <EMAIL> from <IP> and <IP>.")
+    assert texts[1] == texts[0] + " Done: <EMAIL>"
+
+
 def test_code_and_placeholders_under_secret_keys_are_no_secret(tmp_path: Path):
     traces = [{"trace_id": f"code-{i}", "source": "coder", "task": "t", "outcome": "success",
                "events": [{"id": "e1", "type": "tool_result", "content": text, "status": "success"}]}

@@ -12,7 +12,8 @@ SELECT s.file_id, s.record,
                    lambda acc, x: regexp_replace(acc, '(^|[^\\])((?:\\\\)*)' || regexp_escape(x.hit),
                                                  '\1\2' || replace(x.placeholder, '\', '\\'), 'g'),
                    any_value(s.text)) AS text
-FROM scan_texts s JOIN scan_hits h USING (file_id, record)
+-- each distinct match once: a replacement reads the whole text, and a record names one address many times
+FROM scan_texts s JOIN (SELECT DISTINCT file_id, record, kind, hit FROM scan_hits) h USING (file_id, record)
 JOIN (SELECT unnest($pii_kinds::VARCHAR[]) AS kind, unnest($placeholders::VARCHAR[]) AS placeholder) p USING (kind)
 WHERE NOT EXISTS (SELECT 1 FROM scan_hits x
                   WHERE x.file_id = s.file_id AND x.record = s.record AND x.category = 'secret')
