@@ -108,7 +108,8 @@ outcome AS (
     LEFT JOIN paired p ON p.trace_id = c.trace_id AND p.call_seq = c.seq
     LEFT JOIN span_errors s ON s.trace_id = c.trace_id AND s.call_seq = c.seq
 ),
-judged AS (
+-- MATERIALIZED: read by two CTEs below, and inlined its text tests on every output would run twice
+judged AS MATERIALIZED (
     SELECT o.* EXCLUDE (content), lw_edited_files(o.command) AS edited,
            o.failed AND lw_environment_failure('tool_call', o.raw_type, o.tool_name, o.output, o.given_actor) AS environment,
            -- a result that only repeats the tool's name, or the call itself, says nothing of what went wrong
