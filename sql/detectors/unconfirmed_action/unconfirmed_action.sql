@@ -33,7 +33,8 @@ candidate_calls AS MATERIALIZED (
     SELECT e.* FROM events e SEMI JOIN candidates USING (trace_id)
     WHERE e.type = 'tool_call' AND lw_actor(e.type, e.actor) = 'agent'
 ),
-writes AS (
+-- (materialized: `checked` is read twice, and each reading would classify every call again)
+writes AS MATERIALIZED (
     SELECT e.trace_id, e.event_id, e.seq, e.tool_name, lw_call_args(e.metadata, e.extra, e.content) AS args,
            lw_tool_action(e.tool_name, lw_call_args(e.metadata, e.extra, e.content)) AS class,
            -- a shell, or a tool that writes a file it names: how a coding agent does the task it was given
