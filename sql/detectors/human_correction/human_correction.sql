@@ -25,9 +25,9 @@
 -- lesson: Apply this reviewer correction up front: {evidence}
 WITH turns AS (
     SELECT trace_id, event_id, seq, type, content,
-           lower(trim(coalesce(content, ''))) AS said,
-           lag(CASE WHEN type IN ('assistant_message', 'final_answer') THEN content END IGNORE NULLS)
-               OVER (PARTITION BY trace_id ORDER BY seq) AS agent_before,
+           -- whether the agent's last words before this turn asked something (NULL: it had not spoken)
+           lag(CASE WHEN type IN ('assistant_message', 'final_answer') THEN contains(content, '?') END IGNORE NULLS)
+               OVER (PARTITION BY trace_id ORDER BY seq) AS agent_asked,
            count(*) FILTER (WHERE type = 'user_message') OVER (PARTITION BY trace_id ORDER BY seq) AS nth_user
     FROM events
     WHERE type IN ('user_message', 'assistant_message', 'final_answer')
@@ -36,9 +36,9 @@ WITH turns AS (
 ),
 -- with the text tests facts ran on what the person said
 said AS (
-    SELECT t.*, f.objection, f.reports_failure, f.asks_for_check
+    SELECT t.*, lower(trim(coalesce(t.content, ''))) AS said, f.objection, f.reports_failure, f.asks_for_check
     FROM turns t JOIN facts f USING (trace_id, seq)
-    WHERE t.type = 'user_message' AND t.nth_user > 1 AND t.agent_before IS NOT NULL
+    WHERE t.type = 'user_message' AND t.nth_user > 1 AND t.agent_asked IS NOT NULL
 ),
 -- turns in which the person first acted themselves (a tool call of theirs since the agent last spoke: a
 -- customer toggling a setting on their own phone): what they then say is the outcome of their own step
@@ -104,7 +104,7 @@ found AS (
            -- a "no" that says what is wrong, answering a statement of the agent
            OR (regexp_matches(s.said, '^\W*(no|nope|wrong|incorrect|stop|not quite)\b[,.!]?\s+\w+')
                AND NOT regexp_matches(s.said, '^\W*no,?\s*(thanks|thank you|that''?s (all|it|fine)|need|worries|problem)\b')
-               AND NOT contains(s.agent_before, '?')))
+               AND NOT s.agent_asked))
 ),
 -- corrections of one thing come in a row: the human turns (facts.turn) of a trace's findings; a finding at
 -- the turn after the one before continues its episode, one finding an episode, at its first turn
