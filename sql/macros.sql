@@ -234,7 +234,9 @@ CREATE OR REPLACE MACRO lw_actor(type, actor) AS
 -- the user's say. Lower-cased text.
 CREATE OR REPLACE MACRO lw_objection(said) AS
     regexp_matches(said, '\b(that''?s not what i (asked|wanted|meant|said)|not what i (asked|wanted|meant)|i (said|told you|already (said|told|gave|asked|mentioned))|you (didn''?t|did not|forgot|missed|misunderstood|ignored|were supposed to)|that''?s (wrong|incorrect|not right|not correct)|(this|that|it) is (wrong|incorrect|not right)|why did you|i didn''?t (ask|want|say)|i never (asked|said|wanted)|please undo|undo (that|it|this)|revert (that|it|this)|you should (know|have known|have)|why (won''?t|wouldn''?t|didn''?t|don''?t|can''?t|aren''?t) you)\b')
-    OR regexp_matches(said, '\byou\b[^.?!]{0,40}\b(wrong|incorrect|mistake)\b');
+    -- "you booked the wrong one", not "I don't want to give you the wrong idea" (the person's own mistake)
+    OR (regexp_matches(said, '\byou\b[^.?!]{0,40}\b(wrong|incorrect|mistake)\b')
+        AND NOT regexp_matches(said, '\b(give|giving|gave|tell|telling|told|send|sending|sent|show|showing)\s+you\s+(the |a |any )?(wrong|incorrect)\b'));
 
 -- The policy a trace ran under, when it carries one: a system prompt (traces.extra.system) or policy text
 -- (traces.extra.policy, metadata.policy).
@@ -390,6 +392,12 @@ CREATE OR REPLACE MACRO lw_key_words(txt, n) AS
 -- words like "it still fails", "doesn't open", "exits immediately", "you broke something"? Lower-cased text.
 CREATE OR REPLACE MACRO lw_reports_failure(said) AS
     regexp_matches(said, 'traceback \(most recent call last\)|\b[a-z]+(error|exception): |command not found|\bexit(s|ed)? (immediately|right away)|\b(doesn''?t|does not|didn''?t|did not|won''?t|isn''?t|is not) (work|run|start|open|load|show|appear|compile|build|pass)|\bnot working\b|\bstill (fail|failing|fails|broken|not|missing|doesn''?t|does not|don''?t|can''?t|cannot|crash)|\byou broke\b|\bbroke (something|it|the)\b|\bnever (saw|see|shows?|appeared)\b|\bnothing (happens|happened|shows)\b|\bi (got|get|am getting|''m getting) (this|an? |the following )?(error|traceback|exception)');
+
+-- Of those reports, the ones only software gives (a traceback or an `...Error:` line, a command not found, a
+-- program that exits at once, a build, compile or test run that fails): work the agent handed back failed,
+-- whatever the run recorded of how it was made. "It's still not working" may be the customer's own line.
+CREATE OR REPLACE MACRO lw_software_failure(said) AS
+    regexp_matches(said, 'traceback \(most recent call last\)|\b[a-z]+(error|exception): |command not found|\bexit(s|ed)? (immediately|right away)|\b(doesn''?t|does not|didn''?t|did not|won''?t|isn''?t|is not) (compile|build|pass)|\b(build|tests?|ci|compil\w*|lint\w*) (still )?(fail|fails|failed|failing|broke|breaks)\b|\bi (got|get|am getting|''m getting) (this|an? |the following )?(error|traceback|exception)');
 
 -- Does a person's turn say the agent had not run or tested its own work ("why won't you run it?", "did you
 -- even test it?", "you never ran the tests", "you are not adding tests")? Lower-cased text. With

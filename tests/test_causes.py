@@ -98,6 +98,20 @@ def test_work_handed_back_unchecked_is_one_cause_whatever_the_user_pasted(tmp_pa
     assert rule.startswith("Run what you changed")
 
 
+def test_a_customer_whose_line_still_fails_is_not_shown_work_left_unchecked(tmp_path):
+    """A support agent walks customers through their own phone, and each says it is still not working: the
+    agent made no work to run (no file changed, nothing only software says), so the rule is the
+    customers' words, not "run what you changed"."""
+    con = weave(tmp_path, [
+        conversation(f"s{i}", "My mobile data is slow",
+                     {"role": "assistant", "content": "Please turn airplane mode off and on again, then tell me how it goes."},
+                     {"role": "user", "content": f"I did that, but the mobile data on line {i} is still not working at all."})
+        for i in (1, 2)])
+    ((signature, lesson),) = con.execute("SELECT signature, lesson FROM lessons").fetchall()
+    assert not signature.startswith("work handed back unchecked") and not lesson.startswith("Run what you changed")
+    assert "still not working" in lesson
+
+
 def test_the_noise_floor(tmp_path):
     """Below the floor, in one trace with no person: a one-off; a slip the agent fixed at once (two
     failures, each followed by a call that worked); the environment failing. The same slip in two traces,

@@ -17,9 +17,11 @@
 --   A correction needs a person: text an agent framework writes in the user's place (an observation, a
 --   format error, a timeout or step-limit notice, a continue prompt: lw_harness_text) is none.
 --   The cause is what the correction names (its words: lw_key_words), whatever the task; an interruption
---   without words is about the tool the agent was running. A correction that reports a failure the agent
---   had not seen (facts.reports_failure) or asks why it did not run or test its work (facts.asks_for_check) is
---   one cause wherever it happens, whatever it quotes: the agent handed back work it had not checked.
+--   without words is about the tool the agent was running. A correction that asks why the agent did not run
+--   or test its work (facts.asks_for_check), or reports a failure of work it made (facts.reports_failure in a
+--   run where it changed files, or a failure only software gives: lw_software_failure), is one cause
+--   wherever it happens, whatever it quotes: the agent handed back work it had not checked. A customer
+--   saying their line is still not working made no such report.
 --   What to do instead is the correction itself.
 -- family: human_correction
 -- lesson: Apply this reviewer correction up front: {evidence}
@@ -36,7 +38,7 @@ WITH turns AS (
 ),
 -- with the text tests facts ran on what the person said
 said AS (
-    SELECT t.*, lower(trim(coalesce(t.content, ''))) AS said, f.objection, f.reports_failure, f.asks_for_check
+    SELECT t.*, lower(trim(coalesce(t.content, ''))) AS said, f.objection, f.reports_failure, f.asks_for_check, f.coding_run
     FROM turns t JOIN facts f USING (trace_id, seq)
     WHERE t.type = 'user_message' AND t.nth_user > 1 AND t.agent_asked IS NOT NULL
 ),
@@ -68,7 +70,7 @@ found AS (
            -- a bare interruption says nothing but that the agent had to be stopped
            regexp_matches(ltrim(coalesce(e.content, '')), '^(\[Request interrupted|The user doesn''t want to proceed with this tool use|User chose to stay in plan mode)')
                OR trim(coalesce(e.content, '')) = '' AS wordless, false AS outcome,
-           x.reports_failure OR x.asks_for_check AS unchecked
+           x.asks_for_check OR (x.reports_failure AND (x.coding_run OR lw_software_failure(lower(e.content)))) AS unchecked
     FROM events e JOIN facts x USING (trace_id, seq)
     WHERE e.type = 'human_correction'
 
@@ -92,7 +94,8 @@ found AS (
                      THEN 'The user reported that what the agent did does not work.'
                 WHEN s.asks_for_check THEN 'The user had to ask the agent to run or test its own work.'
                 ELSE 'The user corrected what the agent had just done or said.' END,
-           'medium', 'likely', false, false, s.reports_failure OR s.asks_for_check
+           'medium', 'likely', false, false,
+           s.asks_for_check OR (s.reports_failure AND (s.coding_run OR lw_software_failure(s.said)))
     FROM said s LEFT JOIN repeated r USING (trace_id, seq)
     LEFT JOIN own_step o ON o.trace_id = s.trace_id AND o.seq = s.seq
     WHERE (r.seq IS NOT NULL OR o.seq IS NULL)
