@@ -325,20 +325,37 @@ CREATE OR REPLACE MACRO lw_error_line(txt) AS
     -- expression, not a subquery: a query that quotes several texts pays no join for each use)
     left(list_max(list_transform(
         list_filter(list_transform(string_split(
-                        replace(regexp_replace(left(coalesce(txt, ''), 8000),
-                                               '^\s*failed in sandbox .*? with execution error: .*?exit code: -?\d+, stdout: ', ''),
-                                ', stderr: ', chr(10)), chr(10)),
+                        -- a bare label line (`ERROR:` above the message, as OpenHands' editor writes) joins the next
+                        regexp_replace(replace(regexp_replace(left(coalesce(txt, ''), 8000),
+                                                              '^\s*failed in sandbox .*? with execution error: .*?exit code: -?\d+, stdout: ', ''),
+                                               ', stderr: ', chr(10)),
+                                       '(?im)^([ \t]*(?:error|failure|failed|exception)[ \t]*:)[ \t]*\n+[ \t]*', '\1 ', 'g'), chr(10)),
                         lambda x: trim(regexp_replace(x, '^\s*(bash|sh|zsh|/bin/\w+): (-c: )?(line \d+: )?', ''))),
                     lambda x: x <> ''),
         lambda x, i: {'score': CASE
             WHEN regexp_matches(x, '^(warning|hint|note)\b|^(=|-|_|\*){3}|^Traceback \(|^File "|^at |^\^+$', 'i') THEN 0
             WHEN regexp_matches(x, '^(exit code|process exited with code|command exited with)\s*:?\s*-?\d+\s*$', 'i') THEN 2
             WHEN regexp_matches(x, '^E\s+[\w.]*(Error|Exception|Exit)\b') THEN 5
-            WHEN regexp_matches(x, '^[\w.]*(Error|Exception|Exit|Interrupt)\b:?')
+            -- an exception named by its module's path, as Python and Java print one (`django.core.exceptions.AppRegistryNotReady: ...`)
+            WHEN regexp_matches(x, '^[\w.]*(Error|Exception|Exit|Interrupt)\b:?') OR regexp_matches(x, '^(?:[a-z_]\w*\.)+[A-Z]\w*: ')
                  OR regexp_matches(x, 'command not found|No such file or directory|Permission denied|Could not resolve|Failed to find expected lines|invalid hunk|unknown (option|argument|command)|not recognized|cannot find|fatal:|npm ERR!|^error[:\[ ]', 'i')
                  THEN 4
             WHEN regexp_matches(x, '\b(failed|failure|error|denied|refused|invalid|unable to|cannot|timed out|not found)\b', 'i') THEN 3
             ELSE 1 END, 'first': -i, 'line': x})).line, 300);
+
+-- What a shell call printed, as a person reads it: without what the terminal and the harness add around
+-- it (OpenHands: the echo of the command as the first line, `[Python Interpreter: ...]` glued to the last
+-- line, the prompt `root@host:/path # ` and `[Command finished with exit code N]`). A search that found
+-- nothing printed nothing, however its result was dressed.
+CREATE OR REPLACE MACRO lw_without_echo(txt, command) AS
+    CASE WHEN command IS NOT NULL AND trim(split_part(txt, chr(10), 1)) = trim(command)
+         THEN trim(substr(txt, length(split_part(txt, chr(10), 1)) + 2), chr(10) || ' ') ELSE txt END;
+CREATE OR REPLACE MACRO lw_shell_output(txt, command) AS
+    lw_without_echo(trim(regexp_replace(regexp_replace(replace(coalesce(txt, ''), chr(13), ''),
+                                                       '\[Python Interpreter: [^\]\n]*\]', '', 'g'),
+                                        '(?m)^(?:[\w.-]+@[\w.-]+:[^\n]*[#$] *|\[Command finished with exit code -?\d+\])$', '', 'g'),
+                         chr(10) || ' '),
+                    command);
 
 -- The first line of a text, cut to n characters: a command or a quote as a rule shows it.
 CREATE OR REPLACE MACRO lw_first_line(txt, n) AS

@@ -1,5 +1,7 @@
 """Facts (sql/facts/facts.sql) on traces of our own writing: what the detectors and the weave read."""
 
+import json
+
 from conftest import rows, stage, write_traces
 from lessonweaver.queries import execute
 
@@ -45,3 +47,43 @@ def test_the_text_tests_detectors_share_are_flags_on_what_was_said(tmp_path):
                     "u3": (False, False, True), "u4": (False, False, False)}
     assert (facts["c1"]["reads"], facts["c2"]["reads"]) == (True, False)
     assert (facts["a1"]["objection"], facts["a1"]["reads"]) == (None, None)
+
+
+def test_what_a_harness_adds_around_a_shell_output_is_not_the_output(tmp_path):
+    """OpenHands dresses each shell result: the command echoed as its first line, `[Python Interpreter:
+    ...]` glued to the last line, the prompt and `[Command finished with exit code N]`. A search that found
+    nothing is still no failure; a failure's line is the exception, named by its module's path, not the
+    echo; an editor's bare `ERROR:` line takes the message under it."""
+    def dressed(command: str, printed: str, code: int) -> str:
+        return (f"{command}\r\n{printed}[Python Interpreter: /opt/env/bin/python]\n"
+                f"root@sandbox:/workspace/shop # \n[Command finished with exit code {code}]")
+
+    def call(n: int, tool: str, args: dict) -> dict:
+        return {"role": "assistant", "content": None, "tool_calls": [
+            {"id": f"c{n}", "type": "function", "function": {"name": tool, "arguments": json.dumps(args)}}]}
+
+    search = 'grep -n "class Basket" /workspace/shop/cart.py'
+    run = "cd /workspace/shop && python3 check_cart.py"
+    conversation = {"id": "dressed", "messages": [
+        {"role": "user", "content": "Fix the basket total."},
+        call(1, "execute_bash", {"command": search}),
+        {"role": "tool", "tool_call_id": "c1", "content": dressed(search, "", 1)},
+        call(2, "execute_bash", {"command": run}),
+        {"role": "tool", "tool_call_id": "c2", "content": dressed(
+            run, 'Traceback (most recent call last):\r\n  File "check_cart.py", line 3, in <module>\r\n'
+                 "    class Basket(models.Model):\r\n"
+                 "shop.core.exceptions.RegistryNotReady: Apps aren't loaded yet.", 1)},
+        call(3, "str_replace_editor", {"command": "create", "path": "/workspace/shop/check_cart.py", "file_text": "x"}),
+        {"role": "tool", "tool_call_id": "c3", "content": "ERROR:\nInvalid `path` parameter: /workspace/shop/check_cart.py. "
+                                                           "File already exists at: /workspace/shop/check_cart.py."},
+        {"role": "assistant", "content": "Done."}]}
+    path = tmp_path / "dressed.jsonl"
+    path.write_text(json.dumps(conversation) + "\n")
+    con = stage([path])
+    execute(con, "facts/facts.sql")
+    calls = rows(con, "SELECT failed, error FROM facts WHERE type = 'tool_call' ORDER BY seq")
+    assert calls == [
+        {"failed": False, "error": None},
+        {"failed": True, "error": "shop.core.exceptions.RegistryNotReady: Apps aren't loaded yet."},
+        {"failed": True, "error": "ERROR: Invalid `path` parameter: /workspace/shop/check_cart.py. "
+                                  "File already exists at: /workspace/shop/check_cart.py."}]

@@ -98,12 +98,13 @@ outcome AS (
     SELECT c.*, coalesce(p.seq, s.seq) AS result_seq, coalesce(p.event_id, s.event_id) AS result_event_id,
            coalesce(p.content, s.content, CASE WHEN c.own_failed THEN c.content END) AS output,
            (c.own_failed OR coalesce(p.own_failed, false) OR s.content IS NOT NULL)
-               -- a search that found nothing exits 1 with no output: no failure, also where it leads a
+               -- a search that found nothing exits 1 with no output (what a harness wraps around it is none:
+               -- lw_shell_output): no failure, also where it leads a
                -- chain (`rg X && sed -n ...`: the rest never ran) or ends a pipe
                -- (a call with no tool name has no tool key: coalesce, or `failed` would be NULL)
-               AND NOT ((coalesce(c.tool_key IN ('rg', 'grep', 'egrep', 'fgrep', 'git grep', 'ag', 'ack'), false)
-                         OR (c.shell AND regexp_matches(c.command, '(^|&&|\|\||;|\|)\s*(rg|grep|egrep|fgrep|ag|ack|git\s+grep)\s')))
-                        AND trim(coalesce(p.content, s.content, '')) = '') AS failed
+               AND NOT coalesce(CASE WHEN c.tool_key IN ('rg', 'grep', 'egrep', 'fgrep', 'git grep', 'ag', 'ack')
+                                          OR (c.shell AND regexp_matches(c.command, '(^|&&|\|\||;|\|)\s*(rg|grep|egrep|fgrep|ag|ack|git\s+grep)\s'))
+                                     THEN lw_shell_output(coalesce(p.content, s.content), c.command) = '' END, false) AS failed
     FROM calls c
     LEFT JOIN paired p ON p.trace_id = c.trace_id AND p.call_seq = c.seq
     LEFT JOIN span_errors s ON s.trace_id = c.trace_id AND s.call_seq = c.seq
@@ -114,7 +115,7 @@ judged AS MATERIALIZED (
            o.failed AND lw_environment_failure('tool_call', o.raw_type, o.tool_name, o.output, o.given_actor) AS environment,
            -- a result that only repeats the tool's name, or the call itself, says nothing of what went wrong
            CASE WHEN o.failed AND trim(coalesce(o.output, '')) NOT IN (o.tool_name, o.tool_key, trim(coalesce(o.content, '')))
-                THEN lw_error_line(o.output) END AS error
+                THEN lw_error_line(lw_shell_output(o.output, o.command)) END AS error
     FROM outcome o
 ),
 -- what came next, for every call: windows over the agent's calls
