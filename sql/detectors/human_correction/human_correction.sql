@@ -50,6 +50,8 @@ own_step AS (
                  max(CASE WHEN type = 'tool_call' AND actor = 'human' THEN seq END) OVER before AS last_own,
                  max(CASE WHEN type IN ('assistant_message', 'final_answer') THEN seq END) OVER before AS last_agent
           FROM facts WHERE type IN ('tool_call', 'assistant_message', 'final_answer', 'user_message')
+            -- only where the person made calls of their own at all: no window over every other trace
+            AND trace_id IN (SELECT trace_id FROM facts WHERE type = 'tool_call' AND actor = 'human')
           WINDOW before AS (PARTITION BY trace_id ORDER BY seq ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING))
     WHERE type = 'user_message' AND last_own > coalesce(last_agent, -1)
 ),
