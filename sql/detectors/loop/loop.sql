@@ -17,6 +17,9 @@ WITH agent_calls AS (
            count(*) FILTER (WHERE changes)
                OVER (PARTITION BY trace_id ORDER BY seq ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS changed_before
     FROM facts WHERE type = 'tool_call' AND actor = 'agent' AND tool_name IS NOT NULL
+      -- only the traces where one call (tool and arguments) was made twice or more: no window over the rest
+      AND trace_id IN (SELECT trace_id FROM facts WHERE type = 'tool_call' AND actor = 'agent' AND tool_name IS NOT NULL
+                       GROUP BY trace_id, tool_key, call_hash HAVING count(*) >= 2)
 ),
 same_calls AS (
     SELECT trace_id, seq, tool_key, md5(call_hash || ':' || changed_before) AS same FROM agent_calls

@@ -18,6 +18,8 @@ WITH ordered AS (
            count(*) FILTER (WHERE NOT failed) OVER (PARTITION BY trace_id, tool_key ORDER BY seq) AS episode,
            lead(seq) OVER (PARTITION BY trace_id, tool_key ORDER BY seq) AS again_seq
     FROM facts WHERE type = 'tool_call' AND actor = 'agent'
+      -- only the traces with a failure of the agent's own: no window over every other trace
+      AND trace_id IN (SELECT trace_id FROM facts WHERE type = 'tool_call' AND actor = 'agent' AND failed AND NOT environment)
 ),
 episodes AS (
     SELECT f.*, o.episode, o.again_seq
