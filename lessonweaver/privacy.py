@@ -41,12 +41,12 @@ def find(con: duckdb.DuckDBPyConnection, source: str, keys: tuple[str, ...], par
     # query (a bound parameter is one), not when it comes from a column. In context (LEAD) a pattern
     # reads every byte, at about 300 MB/s; a pattern's guard (fixed text every match holds) is found
     # far faster, so texts without it are passed over.
+    guards = [patterns.guard_for(p) for p in patterns.PATTERNS]
     selects = [f"SELECT {cols}, ? AS kind, ? AS category, unnest(regexp_extract_all(text, ?, 2)) AS hit "
-               "FROM scan_texts" + (" WHERE regexp_matches(text, ?)" if patterns.guard_for(p) else "")
-               for p in patterns.PATTERNS]
+               "FROM scan_texts" + (" WHERE regexp_matches(text, ?)" if guard else "") for guard in guards]
     con.execute("CREATE OR REPLACE TEMP TABLE scan_hits AS " + " UNION ALL ".join(selects),
-                [v for p in patterns.PATTERNS for v in (p.kind, p.category, patterns.regex_for(p),
-                                                        *([patterns.guard_for(p)] if patterns.guard_for(p) else []))])
+                [v for p, guard in zip(patterns.PATTERNS, guards)
+                 for v in (p.kind, p.category, patterns.regex_for(p), *([guard] if guard else []))])
     checked = [p.kind for p in patterns.PATTERNS if p.validate is not None]
     candidates = con.execute(
         "SELECT DISTINCT kind, hit FROM scan_hits WHERE list_contains(?, kind)", [checked]).fetchall()

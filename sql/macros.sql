@@ -405,16 +405,18 @@ CREATE OR REPLACE MACRO lw_key_words(txt, n) AS
                                              AND NOT regexp_matches(w, '[0-9]')),
         lambda w, i: i <= n))), ' ');
 
--- Does a person's turn report that what the agent did does not work: a pasted error or traceback, or
--- words like "it still fails", "doesn't open", "exits immediately", "you broke something"? Lower-cased text.
-CREATE OR REPLACE MACRO lw_reports_failure(said) AS
-    regexp_matches(said, 'traceback \(most recent call last\)|\b[a-z]+(error|exception): |command not found|\bexit(s|ed)? (immediately|right away)|\b(doesn''?t|does not|didn''?t|did not|won''?t|isn''?t|is not) (work|run|start|open|load|show|appear|compile|build|pass)|\bnot working\b|\bstill (fail|failing|fails|broken|not|missing|doesn''?t|does not|don''?t|can''?t|cannot|crash)|\byou broke\b|\bbroke (something|it|the)\b|\bnever (saw|see|shows?|appeared)\b|\bnothing (happens|happened|shows)\b|\bi (got|get|am getting|''m getting) (this|an? |the following )?(error|traceback|exception)');
-
--- Of those reports, the ones only software gives (a traceback or an `...Error:` line, a command not found, a
--- program that exits at once, a build, compile or test run that fails): work the agent handed back failed,
--- whatever the run recorded of how it was made. "It's still not working" may be the customer's own line.
+-- Does a person's turn report a failure only software gives (a traceback or an `...Error:` line, a command
+-- not found, a program that exits at once, a build, compile or test run that fails)? Work the agent handed
+-- back failed, whatever the run recorded of how it was made. Lower-cased text.
 CREATE OR REPLACE MACRO lw_software_failure(said) AS
     regexp_matches(said, 'traceback \(most recent call last\)|\b[a-z]+(error|exception): |command not found|\bexit(s|ed)? (immediately|right away)|\b(doesn''?t|does not|didn''?t|did not|won''?t|isn''?t|is not) (compile|build|pass)|\b(build|tests?|ci|compil\w*|lint\w*) (still )?(fail|fails|failed|failing|broke|breaks)\b|\bi (got|get|am getting|''m getting) (this|an? |the following )?(error|traceback|exception)');
+
+-- Does a person's turn report that what the agent did does not work: such a failure, or words like "it
+-- still fails", "doesn't open", "you broke something" ("it's still not working" may also be a customer's
+-- own line)? Lower-cased text.
+CREATE OR REPLACE MACRO lw_reports_failure(said) AS
+    lw_software_failure(said)
+    OR regexp_matches(said, '\b(doesn''?t|does not|didn''?t|did not|won''?t|isn''?t|is not) (work|run|start|open|load|show|appear)|\bnot working\b|\bstill (fail|failing|fails|broken|not|missing|doesn''?t|does not|don''?t|can''?t|cannot|crash)|\byou broke\b|\bbroke (something|it|the)\b|\bnever (saw|see|shows?|appeared)\b|\bnothing (happens|happened|shows)\b');
 
 -- Does a person's turn say the agent had not run or tested its own work ("why won't you run it?", "did you
 -- even test it?", "you never ran the tests", "you are not adding tests")? Lower-cased text. With
