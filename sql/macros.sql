@@ -247,6 +247,20 @@ CREATE OR REPLACE MACRO lw_policy(extra, metadata) AS
 CREATE OR REPLACE MACRO lw_asks_confirmation(policy) AS
     regexp_matches(coalesce(policy, ''), '(?i)\b(explicit|express|written|verbal)\s+(user\s+)?(confirmation|consent|approval)|\b(obtain|get|ask for|request|require|wait for|receive|seek|have)\b[^.]{0,60}\b(confirmation|confirm|consent|approval)\b|\bconfirm\b[^.]{0,40}\b(with|from)\s+the\s+(user|customer|caller)|\b(user|customer|caller)\s+(must|has to|needs to|should)\s+(confirm|approve|agree)');
 
+-- Is an event a handover to a human: a transfer tool (transfer_to_human_agents, escalate_to_human,
+-- handoff_to_operator), or the agent saying it is transferring the user ("I'm transferring you to a human
+-- agent"; an offer to transfer is not one)? Each test looks for its words cheaply first: most names and
+-- messages have none of them.
+CREATE OR REPLACE MACRO lw_handover(type, tool_name, content) AS
+    (type = 'tool_call'
+     AND regexp_matches(tool_name, '(?i)transfer|escalate|hand|route|forward')
+     AND list_has_any(lw_words(tool_name), ['human', 'humans', 'operator', 'person', 'agent', 'agents', 'staff', 'support'])
+     AND list_has_any(lw_words(tool_name), ['transfer', 'escalate', 'handoff', 'hand', 'route', 'forward']))
+    OR (type IN ('assistant_message', 'final_answer')
+        AND regexp_matches(content, '(?i)transfer|escalat|connect|hand')
+        AND regexp_matches(lower(coalesce(content, '')),
+                           '\b(i''m|i am|i''ll|i will|i''ve|i have|let me|we''re|we are|we''ll|we will)\s+(now\s+)?(transferr?ing|transferr?ed|transfer|escalating|escalated|escalate|connecting|connect|handing|hand)\s+(you|this|your \w+)\s+(over\s+)?(to|with)\s+(a |an |our )?(human|live|real)\b'));
+
 -- A failure of the environment rather than of the agent's step: one its producer records as the model
 -- provider's, a failed model call, or one whose text names a key, quota or model problem (anywhere) or an
 -- outage (of the provider). Retries of these are the runtime's business, not a lesson for the agent.

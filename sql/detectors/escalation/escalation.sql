@@ -11,15 +11,7 @@ WITH handovers AS (
                 ELSE lw_clip(content, 200) END AS evidence,
            CASE WHEN type = 'tool_call' THEN tool_name ELSE lw_clip(content, 160) END AS what
     FROM events
-    -- (each with a cheap look for its words first: most names and messages have none of them)
-    WHERE (type = 'tool_call'
-           AND regexp_matches(tool_name, '(?i)transfer|escalate|hand|route|forward')
-           AND list_has_any(lw_words(tool_name), ['human', 'humans', 'operator', 'person', 'agent', 'agents', 'staff', 'support'])
-           AND list_has_any(lw_words(tool_name), ['transfer', 'escalate', 'handoff', 'hand', 'route', 'forward']))
-       OR (type IN ('assistant_message', 'final_answer')
-           AND regexp_matches(content, '(?i)transfer|escalat|connect|hand')
-           AND regexp_matches(lower(coalesce(content, '')),
-                              '\b(i''m|i am|i''ll|i will|i''ve|i have|let me|we''re|we are|we''ll|we will)\s+(now\s+)?(transferr?ing|transferr?ed|transfer|escalating|escalated|escalate|connecting|connect|handing|hand)\s+(you|this|your \w+)\s+(over\s+)?(to|with)\s+(a |an |our )?(human|live|real)\b'))
+    WHERE lw_handover(type, tool_name, content)
 )
 SELECT trace_id, event_id, seq, evidence,
        'The agent handed the conversation to a human.' AS problem,
