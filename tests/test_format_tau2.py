@@ -24,6 +24,9 @@ ROAMING = "8f73e976-f68b-4d7d-8d6c-a2d6e1abbf4f"      # user_stop, reward 1
 ODD_SIZE = "dd3381fe-3952-4162-b0fb-68ef92df2daf"     # max_steps
 SUSPENDED = "5f29c55b-a5d3-46da-a0ba-40a1ad321ae9"    # too_many_errors
 AIRPLANE = "d8ea32e8-f0e7-4b40-880d-33cf25deb485"     # the customer's own phone; reward 0
+HANDOVERS = FIXTURES / "kestrel_mobile_handover.json"
+PREMATURE = "a0093e17-ec53-4b6c-90fa-271686ddccd4"    # handed over after a fix that did not work; reward 0
+ASKED_FOR = "dc2dacbb-c7be-4043-be57-0e42a7e8a463"    # handed over at the customer's request, after a refusal; reward 1
 TELECOM = SHARED / "benchmarks" / "tau2-telecom"
 TAU_SAMPLE = SHARED / "samples" / "tau-bench"
 
@@ -157,6 +160,22 @@ def test_failed_tool_calls_and_a_premature_end(con):
         "reward 0.0: Simulation terminated prematurely. Termination reason: too_many_errors"
 
 
+def test_a_handover_after_a_failed_fix_is_unresolved_and_one_asked_for_is_only_noted():
+    """tau2's runner, two transfers: one after the customer said the agent's fix still did not work (the
+    phone was in airplane mode, which the agent never asked about), one the customer asked for after a
+    refusal the policy requires."""
+    staged = stage([HANDOVERS])
+    assert rows(staged, "SELECT * FROM rejects") == []
+    found = {(d["trace_id"], d["detector"]): d for d in rows(staged, "SELECT * FROM detections")}
+    assert {t for t, det in found if det == "escalation"} == {PREMATURE, ASKED_FOR}
+    assert {t for t, det in found if det == "unresolved_escalation"} == {PREMATURE}
+    d = found[(PREMATURE, "unresolved_escalation")]
+    assert (d["severity"], d["evidence"]) == (
+        "medium", '"I restarted the phone and the data still doesn\'t work.", then transfer_to_human_agents')
+    # the refusal and the request for a person are no correction, and the right transfer no finding
+    assert {det for t, det in found if t == ASKED_FOR} == {"escalation"}
+
+
 def test_parallel_calls_are_paired_by_id(con):
     results_ = {e["event_id"]: e for e in events_of(con, ODD_SIZE) if e["type"] == "tool_result"}
     assert {k: (e["parent_id"], json.loads(e["metadata"])["tool_call_id"]) for k, e in results_.items()} == {
@@ -181,7 +200,7 @@ def test_the_dir_layout_is_the_same_run(con, dir_con):
 
 
 def test_both_layouts_of_one_run_together_are_one_run():
-    con = stage([FIXTURES])
+    con = stage([MONOLITHIC, DIR])
     assert rows(con, "SELECT * FROM rejects") == []
     assert con.execute("SELECT sum(records), sum(loaded), sum(unaccounted) FROM file_accounts").fetchone() == (6, 6, 0)
     assert con.execute("SELECT count(*), count(DISTINCT trace_id) FROM traces").fetchone() == (4, 4)
