@@ -43,8 +43,8 @@ DETECTIONS = """
     FROM detections d LEFT JOIN traces t USING (trace_id) LEFT JOIN sealed_traces s ON s.sealed = d.trace_id
     ORDER BY ALL"""
 # A lesson by its detector, severity and how often it was seen: its cause, texts and recovery are those of
-# one of its detections, picked in the order of trace ids, which for traces without ids of their own
-# follow their files' paths (the detections' own texts are in the digest above).
+# one of its detections, picked by time, then by its trace's line and content, never by a trace id hashed
+# from a path (the detections' own texts are in the digest above).
 LESSONS = """
     SELECT detector, severity, occurrences, trace_count, coalesce(frequency, '') FROM lessons ORDER BY ALL"""
 

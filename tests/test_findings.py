@@ -47,3 +47,20 @@ def test_the_digest_does_not_depend_on_where_the_folder_is(tmp_path):
     work.mkdir()
     first, second = findings.findings(here, work), findings.findings(there, work)
     assert first["detections"] and first == second
+
+
+@pytest.mark.slow
+def test_a_lesson_does_not_depend_on_where_its_files_are(tmp_path):
+    """The SWE-agent runs make one lesson of a retry and a fallback of the same failing tool; which finding
+    speaks for it went by trace id, a hash of the file's path, so the same files read from another folder
+    gave a lesson of the other detector, as a coin falls. Read from ten places, they make one and the same
+    lesson (by the trace ids alone, all ten would agree once in 512 tries)."""
+    source = SHARED / "samples" / "swe-agent"
+    work = tmp_path / "work"
+    work.mkdir()
+    seen = []
+    for place in ("a", "b/c", "runs", "d/e/f", "swe", "g", "h/i", "nightly", "j/k", "copy"):
+        target = tmp_path / place / "swe-agent"
+        shutil.copytree(source, target)
+        seen.append(findings.findings(target, work))
+    assert seen[0]["lessons"] >= 1 and all(s == seen[0] for s in seen)

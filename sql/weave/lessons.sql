@@ -14,7 +14,9 @@ DELETE FROM lesson_tenants;
 
 -- Every finding with what the lesson is built from. The representative finding of a cause (its texts,
 -- detector, source and tool) is the earliest one that says what worked, else the earliest: `pick` orders
--- them, to the last tie.
+-- them, to the last tie. Findings of one night tie on time and go by where their trace starts in its file,
+-- then by its content (its hash), not its id: the id of a trace without one of its own is a hash of its
+-- file's path, and the same files read from another folder must make the same lesson.
 CREATE OR REPLACE TEMP TABLE woven AS
 SELECT d.*, coalesce(t.source, s.source) AS source, t.task, coalesce(t.tenant, s.tenant) AS tenant,
        coalesce(lw_project(t.metadata, t.source), s.project) AS project,
@@ -23,7 +25,8 @@ SELECT d.*, coalesce(t.source, s.source) AS source, t.task, coalesce(t.tenant, s
        coalesce(((d.detector = 'human_correction' OR d.family = 'human_correction') AND d.recovery_kind IS NOT NULL)
                 OR d.recovery_kind = 'correction', false) AS human,
        {'unrecovered': CASE WHEN d.recovery_kind IN ('changed', 'other', 'again', 'correction') THEN 0 ELSE 1 END,
-        'at': d.detected_at, 'trace': d.trace_id, 'seq': d.seq, 'detector': d.detector} AS pick
+        'at': d.detected_at, 'line': t.line, 'content': coalesce(t.content_hash, d.trace_id), 'trace': d.trace_id, 'seq': d.seq,
+        'detector': d.detector} AS pick
 FROM detections d LEFT JOIN traces t USING (trace_id)
 -- a quarantined trace's sealed findings (secret_exposed) come with what sealed_traces keeps of it
 LEFT JOIN sealed_traces s ON s.sealed = d.trace_id
