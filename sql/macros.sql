@@ -229,6 +229,13 @@ CREATE OR REPLACE MACRO lw_actor(type, actor) AS
                               WHEN 'tool_result' THEN 'tool' WHEN 'workflow_step' THEN 'harness'
                               WHEN 'evaluation_result' THEN 'harness' ELSE 'agent' END);
 
+-- Text as the text tests read it: lower-cased, with the typographic apostrophes (’ ‘ ʼ, which phones,
+-- word processors and chat models write) as the plain one, so "doesn’t work" reads as "doesn't work".
+-- (Three substring tests cost what lower() does; a pattern over every text, four times that.)
+CREATE OR REPLACE MACRO lw_lowered(txt) AS
+    CASE WHEN contains(txt, '’') OR contains(txt, '‘') OR contains(txt, 'ʼ')
+         THEN regexp_replace(lower(txt), '[’‘ʼ]', '''', 'g') ELSE lower(coalesce(txt, '')) END;
+
 -- A person objecting to what the agent just did or said ("that's not what I asked", "you didn't...", "why
 -- did you...", "undo that"): human_correction's inferred corrections, and the sign that an action needed
 -- the user's say. Lower-cased text.
@@ -258,7 +265,7 @@ CREATE OR REPLACE MACRO lw_handover(type, tool_name, content) AS
      AND list_has_any(lw_words(tool_name), ['transfer', 'escalate', 'handoff', 'hand', 'route', 'forward']))
     OR (type IN ('assistant_message', 'final_answer')
         AND regexp_matches(content, '(?i)transfer|escalat|connect|hand')
-        AND regexp_matches(lower(coalesce(content, '')),
+        AND regexp_matches(lw_lowered(content),
                            '\b(i''m|i am|i''ll|i will|i''ve|i have|let me|we''re|we are|we''ll|we will)\s+(now\s+)?(transferr?ing|transferr?ed|transfer|escalating|escalated|escalate|connecting|connect|handing|hand)\s+(you|this|your \w+)\s+(over\s+)?(to|with)\s+(a |an |our )?(human|live|real)\b'));
 
 -- A failure of the environment rather than of the agent's step: one its producer records as the model
@@ -425,12 +432,21 @@ CREATE OR REPLACE MACRO lw_key_words(txt, n) AS
 CREATE OR REPLACE MACRO lw_software_failure(said) AS
     regexp_matches(said, 'traceback \(most recent call last\)|\b[a-z]+(error|exception): |command not found|\bexit(s|ed)? (immediately|right away)|\b(doesn''?t|does not|didn''?t|did not|won''?t|isn''?t|is not) (compile|build|pass)|\b(build|tests?|ci|compil\w*|lint\w*) (still )?(fail|fails|failed|failing|broke|breaks)\b|\bi (got|get|am getting|''m getting) (this|an? |the following )?(error|traceback|exception)');
 
+-- A person's turn without what it only supposes: "if it doesn't work", "in case the build fails" say what
+-- to do should it fail, not that it did. Lower-cased text.
+CREATE OR REPLACE MACRO lw_unsupposed(said) AS
+    CASE WHEN regexp_matches(said, '\b(if|in case|unless|whether)\s')
+         THEN regexp_replace(said, '\b(if|in case|unless|whether)\s+(\w+\s+){0,2}?(still\s+)?(doesn''?t|does not|didn''?t|did not|won''?t|isn''?t|is not|fails?|failed|breaks?)\b', ' ', 'g')
+         ELSE said END;
+
 -- Does a person's turn report that what the agent did does not work: such a failure, or words like "it
 -- still fails", "doesn't open", "you broke something" ("it's still not working" may also be a customer's
--- own line)? Lower-cased text.
-CREATE OR REPLACE MACRO lw_reports_failure(said) AS
+-- own line), said as having happened (lw_unsupposed)? Lower-cased text. lw_failure_words holds the words.
+CREATE OR REPLACE MACRO lw_failure_words(said) AS
     lw_software_failure(said)
     OR regexp_matches(said, '\b(doesn''?t|does not|didn''?t|did not|won''?t|isn''?t|is not) (work|run|start|open|load|show|appear)|\bnot working\b|\bstill (fail|failing|fails|broken|not|missing|doesn''?t|does not|don''?t|can''?t|cannot|crash)|\byou broke\b|\bbroke (something|it|the)\b|\bnever (saw|see|shows?|appeared)\b|\bnothing (happens|happened|shows)\b');
+CREATE OR REPLACE MACRO lw_reports_failure(said) AS
+    lw_failure_words(lw_unsupposed(said));
 
 -- Does a person's turn say the agent had not run or tested its own work ("why won't you run it?", "did you
 -- even test it?", "you never ran the tests", "you are not adding tests")? Lower-cased text. With

@@ -31,7 +31,7 @@
 --                 changed_files the files it changed in between (lw_edited_files), at most three
 --   reads         (tool calls) the call only looked: a read, a search, a listing (lw_reads)
 -- The text tests several detectors ask of what was said, run once here (set on user messages and
--- corrections, whoever the adapter says spoke; lower-cased text):
+-- corrections, whoever the adapter says spoke; their text as lw_lowered reads it):
 --   objection     the turn objects to what the agent did or said (lw_objection)
 --   reports_failure  it reports that what the agent did does not work (lw_reports_failure)
 --   asks_for_check   it asks the agent to run or test its work (lw_asks_for_check)
@@ -213,7 +213,7 @@ known AS (
 spoken AS (
     SELECT trace_id, seq, lw_objection(said) AS objection, lw_reports_failure(said) AS reports_failure,
            lw_asks_for_check(said) AS asks_for_check
-    FROM (SELECT trace_id, seq, lower(coalesce(content, '')) AS said FROM events
+    FROM (SELECT trace_id, seq, lw_lowered(content) AS said FROM events
           WHERE type IN ('user_message', 'human_correction'))
 ),
 -- a coding run: the agent changes files somewhere in the trace

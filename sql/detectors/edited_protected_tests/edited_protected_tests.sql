@@ -10,9 +10,9 @@
 -- lesson: Leave the tests alone when the task says so: {evidence}. Change the code until the existing tests pass.
 WITH told AS (
     SELECT trace_id FROM (
-        SELECT trace_id, lower(arg_min(content, seq)) AS said
+        SELECT trace_id, lw_lowered(arg_min(content, seq)) AS said
         FROM events WHERE type = 'user_message' GROUP BY trace_id
-        UNION ALL SELECT trace_id, lower(task) FROM traces WHERE task IS NOT NULL)
+        UNION ALL SELECT trace_id, lw_lowered(task) FROM traces WHERE task IS NOT NULL)
     WHERE regexp_matches(said, '(do not|don''t|dont|must not|should not|never|no need to)( have to| need to)? (\w+ ){0,3}(modify|change|edit|touch|alter)\b[^.!\n]{0,40}\btests?\b')
        OR regexp_matches(said, '\bchanges? (only )?to non-?tests? files\b')
     GROUP BY trace_id

@@ -38,7 +38,7 @@ WITH turns AS (
 ),
 -- with the text tests facts ran on what the person said
 said AS (
-    SELECT t.*, lower(trim(coalesce(t.content, ''))) AS said, f.objection, f.reports_failure, f.asks_for_check, f.coding_run
+    SELECT t.*, lw_lowered(trim(t.content)) AS said, f.objection, f.reports_failure, f.asks_for_check, f.coding_run
     FROM turns t JOIN facts f USING (trace_id, seq)
     WHERE t.type = 'user_message' AND t.nth_user > 1 AND t.agent_asked IS NOT NULL
 ),
@@ -72,7 +72,7 @@ found AS (
            -- a bare interruption says nothing but that the agent had to be stopped
            regexp_matches(ltrim(coalesce(e.content, '')), '^(\[Request interrupted|The user doesn''t want to proceed with this tool use|User chose to stay in plan mode)')
                OR trim(coalesce(e.content, '')) = '' AS wordless, false AS outcome,
-           x.asks_for_check OR (x.reports_failure AND (x.coding_run OR lw_software_failure(lower(e.content)))) AS unchecked
+           x.asks_for_check OR (x.reports_failure AND (x.coding_run OR lw_software_failure(lw_lowered(e.content)))) AS unchecked
     FROM events e JOIN facts x USING (trace_id, seq)
     WHERE e.type = 'human_correction'
 
@@ -141,7 +141,7 @@ said_worked AS (
     FROM episodes e JOIN facts u ON u.trace_id = e.trace_id AND u.seq > e.last_seq AND u.turn <= e.last_turn + 6
                                 AND u.type = 'user_message' AND u.actor = 'human'
     JOIN events m ON m.trace_id = u.trace_id AND m.seq = u.seq
-    WHERE regexp_matches(lower(coalesce(m.content, '')), '\b(this|that|it|which) (worked|works|did it|did the trick|fixed it)\b|\bworks now\b')
+    WHERE regexp_matches(lw_lowered(m.content), '\b(this|that|it|which) (worked|works|did it|did the trick|fixed it)\b|\bworks now\b')
     GROUP BY e.trace_id, e.last_seq
 ),
 agent_worked AS (

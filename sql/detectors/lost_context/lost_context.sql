@@ -11,7 +11,7 @@ WITH resumed AS (
     SELECT e.trace_id, e.seq, e.content
     FROM events e JOIN facts x ON x.trace_id = e.trace_id AND x.seq = e.seq
     WHERE e.type = 'user_message' AND x.actor = 'human'
-      AND regexp_matches(lower(coalesce(e.content, '')), '^\W*(continue|carry on|keep going|resume)\b|\b(where|from where) (we|you|i) left off\b|\bpick (it )?up where\b|\b(continue|resume) (the |our |with the )?(previous|last|earlier) (work|session|task)')
+      AND regexp_matches(lw_lowered(e.content), '^\W*(continue|carry on|keep going|resume)\b|\b(where|from where) (we|you|i) left off\b|\bpick (it )?up where\b|\b(continue|resume) (the |our |with the )?(previous|last|earlier) (work|session|task)')
 ),
 -- What the agent said after each request. MATERIALIZED keeps the test of its words below on these few
 -- replies: inlined, DuckDB would run it on every message of the batch before the join.
@@ -23,7 +23,7 @@ replies AS MATERIALIZED (
 admitted AS (
     SELECT trace_id, asked, request, min(seq) AS seq, arg_min(event_id, seq) AS event_id, arg_min(content, seq) AS said
     FROM replies a
-    WHERE regexp_matches(lower(coalesce(a.content, '')), '\b(don''?t|do not|no longer) have (access to )?(the |any |our )?(previous|prior|earlier|past|last) (context|conversation|session|history|work|chat)|\bno (memory|record|recollection) of (our|the|any) (previous|prior|earlier|last)|\b(can''?t|cannot|unable to) (see|access|recall|remember) (our|the|any) (previous|prior|earlier|last)')
+    WHERE regexp_matches(lw_lowered(a.content), '\b(don''?t|do not|no longer) have (access to )?(the |any |our )?(previous|prior|earlier|past|last) (context|conversation|session|history|work|chat)|\bno (memory|record|recollection) of (our|the|any) (previous|prior|earlier|last)|\b(can''?t|cannot|unable to) (see|access|recall|remember) (our|the|any) (previous|prior|earlier|last)')
       -- before the person speaks again
       AND NOT EXISTS (SELECT 1 FROM facts h WHERE h.trace_id = a.trace_id AND h.actor = 'human' AND h.type = 'user_message'
                                            AND h.seq > a.asked AND h.seq < a.seq)

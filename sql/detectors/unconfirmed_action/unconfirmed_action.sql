@@ -66,9 +66,9 @@ unconfirmed AS (
         SELECT 1 FROM events u, (SELECT unnest(lw_action_classes()).class AS class, unnest(lw_action_classes()).stems AS stems) k
         WHERE u.trace_id = c.trace_id AND u.type = 'user_message' AND lw_actor(u.type, u.actor) = 'human'
           AND u.seq > coalesce(c.agent_spoke, 0) AND u.seq < c.seq AND k.class = c.class
-          AND (regexp_matches(lower(coalesce(u.content, '')),
+          AND (regexp_matches(lw_lowered(u.content),
                               '^\W*(yes|yeah|yep|yup|sure|ok|okay|correct|confirm(ed)?|i confirm|go ahead|please (do|proceed|go ahead)|proceed|do it|that''s (right|correct|fine)|sounds good|absolutely|affirmative|please)\b')
-               OR regexp_matches(lower(coalesce(u.content, '')), '\b(i confirm|yes,? please|go ahead|please proceed|you can proceed)\b')
+               OR regexp_matches(lw_lowered(u.content), '\b(i confirm|yes,? please|go ahead|please proceed|you can proceed)\b')
                -- the user's own request names the action
                OR list_bool_or(list_transform(lw_words(u.content), lambda w: list_bool_or(list_transform(k.stems, lambda st: lw_stem_matches(w, st)))))))
 )

@@ -15,7 +15,7 @@
 --   against the calls' arguments: a claim about a customer is often done on their ticket, or on a date.
 -- lesson: Only report an action as done after the tool that performs it has succeeded: {evidence}
 WITH said AS (
-    SELECT trace_id, event_id, seq, trim(sentence) AS sentence, lower(trim(sentence)) AS lowered FROM (
+    SELECT trace_id, event_id, seq, trim(sentence) AS sentence, lw_lowered(trim(sentence)) AS lowered FROM (
         SELECT trace_id, event_id, seq, unnest(string_split_regex(content, '[.!?;]+\s+|\n+')) AS sentence
         FROM events WHERE type IN ('final_answer', 'assistant_message') AND content IS NOT NULL
           -- only texts with an action verb anywhere are split into sentences
