@@ -8,8 +8,8 @@ Each folder under ../shared/samples and ../shared/benchmarks (but the gold lesso
 `lessonweaver run` would, into a database of its own. Per folder the digest keeps the counts of traces,
 quarantined traces, rejected records, detections per detector and lessons, and a SHA-256 of every
 detection (the trace's content hash, event, detector, severity, evidence, title) and of every lesson
-(detector, severity, occurrences, traces, frequency), sorted: the same wherever the folder is. Ids and
-texts that depend on a path or on a fresh database's salt are left out. tests/test_findings.py runs the
+(its representative detector and texts, rule, recovery, counts and priority), sorted: the same wherever the
+folder is. Ids and texts that depend on a path or on a fresh database's salt are left out. tests/test_findings.py runs the
 comparison on every test run when ../shared is there; after a change that is meant to change findings,
 record them again with --write and say why in the commit.
 """
@@ -42,11 +42,15 @@ DETECTIONS = """
            coalesce(d.seq, -1), d.detector, d.severity, coalesce(d.evidence, ''), coalesce(d.title, '')
     FROM detections d LEFT JOIN traces t USING (trace_id) LEFT JOIN sealed_traces s ON s.sealed = d.trace_id
     ORDER BY ALL"""
-# A lesson by its detector, severity and how often it was seen: its cause, texts and recovery are those of
-# one of its detections, picked by time, then by its trace's line and content, never by a trace id hashed
-# from a path (the detections' own texts are in the digest above).
+# A lesson as its reader sees it: which finding speaks for it (its detector, texts and recovery), its rule,
+# how often it was seen and its priority; no id (ids of traces without one of their own are hashes of their
+# file's path, and lesson ids follow from them). A changed weight, representative or floor changes this.
 LESSONS = """
-    SELECT detector, severity, occurrences, trace_count, coalesce(frequency, '') FROM lessons ORDER BY ALL"""
+    SELECT detector, severity, category, confidence, human, occurrences, trace_count, wasted_steps,
+           coalesce(frequency, ''), coalesce(title, ''), coalesce(problem, ''), coalesce(proposed_lesson, ''),
+           coalesce(evidence, ''), coalesce(signature, ''), coalesce(tool, ''), coalesce(recovery, ''),
+           coalesce(recovery_kind, ''), priority
+    FROM lessons ORDER BY ALL"""
 
 
 def corpora(shared: Path) -> list[Path]:
@@ -104,9 +108,10 @@ def differences(before: dict[str, dict], now: dict[str, dict]) -> list[str]:
         for det in sorted(set(b["detections"]) | set(n["detections"])):
             if b["detections"].get(det, 0) != n["detections"].get(det, 0):
                 out.append(f"{name}: {det} {b['detections'].get(det, 0)} -> {n['detections'].get(det, 0)} detections")
-        for key in ("detections_sha256", "lessons_sha256"):
+        for key, what in (("detections_sha256", "evidence, titles, causes or severities"),
+                          ("lessons_sha256", "rules, texts, representative findings, recovery or priorities")):
             if b[key] != n[key] and not any(line.startswith(f"{name}: ") for line in out):
-                out.append(f"{name}: same counts, other {key.split('_')[0]} (evidence, titles, causes or severities changed)")
+                out.append(f"{name}: same counts, other {key.split('_')[0]} ({what} changed)")
     return out
 
 

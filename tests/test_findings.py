@@ -13,9 +13,10 @@ from conftest import REPO, SHARED
 sys.path.insert(0, str(REPO))
 from benchmarks import findings  # noqa: E402
 
-pytestmark = pytest.mark.skipif(not (SHARED / "samples").is_dir(), reason="needs ../shared")
+needs_shared = pytest.mark.skipif(not (SHARED / "samples").is_dir(), reason="needs ../shared")
 
 
+@needs_shared
 @pytest.mark.slow
 def test_the_shared_findings_are_the_recorded_ones():
     recorded = json.loads(findings.RECORD.read_text())
@@ -30,12 +31,16 @@ def test_a_changed_finding_is_named():
                             "detections_sha256": "a", "lessons_sha256": "b"}}
     fewer = {"samples/x": dict(before["samples/x"], detections={"retry": 1}, lessons=3)}
     reworded = {"samples/x": dict(before["samples/x"], detections_sha256="c")}
+    reranked = {"samples/x": dict(before["samples/x"], lessons_sha256="d")}
     assert findings.differences(before, fewer) == ["samples/x: lessons 2 -> 3", "samples/x: retry 2 -> 1 detections"]
     assert findings.differences(before, reworded) == [
         "samples/x: same counts, other detections (evidence, titles, causes or severities changed)"]
+    assert findings.differences(before, reranked) == [
+        "samples/x: same counts, other lessons (rules, texts, representative findings, recovery or priorities changed)"]
     assert findings.differences(before, {}) == ["samples/x: folder gone"]
 
 
+@needs_shared
 def test_the_digest_does_not_depend_on_where_the_folder_is(tmp_path):
     """Traces without ids of their own get ids hashed from their file's path (tau-bench results here): the
     digest must not, or a clean checkout in another folder would fail the comparison above."""
@@ -49,6 +54,7 @@ def test_the_digest_does_not_depend_on_where_the_folder_is(tmp_path):
     assert first["detections"] and first == second
 
 
+@needs_shared
 @pytest.mark.slow
 def test_a_lesson_does_not_depend_on_where_its_files_are(tmp_path):
     """The SWE-agent runs make one lesson of a retry and a fallback of the same failing tool; which finding
