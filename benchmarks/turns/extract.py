@@ -26,6 +26,7 @@ import argparse
 import csv
 import hashlib
 import json
+import os
 import sys
 from collections import Counter
 from dataclasses import dataclass
@@ -243,6 +244,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", type=Path, metavar="LABELS_CSV", help="check labels.csv against the turns found")
     parser.add_argument("--counts", action="store_true", help="print what is counted but not labelled")
     args = parser.parse_args(argv)
+    if not args.shared.is_dir():
+        print(f"extract.py: {args.shared}: not a folder (pass the shared reference folder)", file=sys.stderr)
+        return 2
     counts: Counter = Counter()
     turns = [t for t in all_turns(args.shared, counts) if args.set in (None, t.set)]
     if args.check:
@@ -259,4 +263,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except BrokenPipeError:  # the reader stopped early (`| head`): not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(0)
