@@ -188,7 +188,8 @@ def mini_swe_turns(shared: Path) -> Iterator[Turn]:
 
 
 def openhands_turns(shared: Path) -> Iterator[Turn]:
-    runs = sorted(p for p in (shared / OPENHANDS_DIR).iterdir() if p.is_dir())
+    folder = shared / OPENHANDS_DIR
+    runs = sorted(p for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
     for run in runs[::OPENHANDS_EVERY]:
         for path in sorted(run.glob("*.json")):
             log = json.loads(path.read_text(encoding="utf-8"))
