@@ -17,6 +17,10 @@ Prints, per corpus, precision, recall and the counts, then every trace that was 
 flagged, with what was found in it; then, per detector and set, the share of passing and failing runs it
 fires on and its lift over the base rate (discrimination).
 
+Then who speaks and what they mean: the labelled turns of benchmarks/turns/ (labels.csv, written by reading,
+RULES.md), each set run whole, with the precision and recall of `correction` per set, and how many turns no
+person wrote we give to a person or flag (benchmarks/turns/score.py).
+
 Then the lessons: every corpus in samples/ and benchmarks/ run whole (pipeline.run_local, a database of
 its own), with lessons per trace, the share of the top 25 that carry what worked or a person's own words,
 and the findings below the noise floor; and the lessons scored against the gold lists of
@@ -40,6 +44,7 @@ import duckdb
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.turns import score as turn_scores  # noqa: E402
 from lessonweaver.batch import run_batch  # noqa: E402
 from lessonweaver.config import Settings  # noqa: E402
 from lessonweaver.discover import discover  # noqa: E402
@@ -349,6 +354,7 @@ def main() -> int:
     try:
         results = [r for r in (arena(args.shared, work), tau(args.shared, work, True), tau(args.shared, work, False),
                                lessonweaver_v1(args.shared, work), *graded_sets(args.shared, work)) if r is not None]
+        turns = turn_scores.run(args.shared) if turn_scores.LABELS.is_file() else []
         woven = [w for name, folder, gold in LESSON_CORPORA
                  if (w := weave_corpus(name, args.shared / folder, work / "lessons",
                                        args.shared / "benchmarks" / "lessons-gold" / gold if gold else None))]
@@ -360,6 +366,9 @@ def main() -> int:
     print("lessonweaver evaluation: a trace is flagged when a detection of severity medium or above is found\n")
     print("\n\n".join(report(r, args.width) for r in results))
     print("\n\n" + discrimination(results))
+    if turns:
+        print("\n\nWho speaks and what they mean: the labelled turns (benchmarks/turns/), per set\n")
+        print(turn_scores.report(turns))
     print(f"\n\nLessons, per corpus run whole (the top {TOP}: the lessons a report lists)\n")
     print("\n\n".join(report_lessons(w) for w in woven))
     return 0

@@ -20,7 +20,7 @@ from lessonweaver.errors import safe_error
 from lessonweaver.queries import execute, query
 
 # The Parquet files a batch leaves behind (written by sql/stage/outputs.sql, read by sql/load/).
-OUTPUTS = ("traces", "trace_records", "events", "detections", "quarantine", "sealed", "rejects", "files")
+OUTPUTS = ("traces", "trace_records", "events", "turns", "detections", "quarantine", "sealed", "rejects", "files")
 
 
 class BatchError(RuntimeError):

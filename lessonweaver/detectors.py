@@ -12,9 +12,10 @@ one SELECT. The query must return `trace_id` and `evidence`; it may return `even
 few words; default: the detector's title and the evidence).
 
 A query reads `traces`, `events`, `exposures` (where the agent showed a secret, in traces the screen
-quarantined: sql/facts/exposures.sql) and `facts` (one row per event with what every detector would otherwise
+quarantined: sql/facts/exposures.sql), `facts` (one row per event with what every detector would otherwise
 work out again: who acted, a call's result, whether it failed and why, what worked after; built once
-per batch from sql/facts/facts.sql).
+per batch from sql/facts/facts.sql) and `turns` (what each turn of a person or a counterpart means: a
+correction, an instruction, an answer...; sql/facts/turns.sql).
 
 A detector meant for some formats only says so in its header (`formats: gdev, otlp`), not in its
 query: the query then runs inside two CTEs named `traces` and `events` that hold only those formats'
@@ -147,7 +148,8 @@ def scoped_query(d: Detector) -> str:
     # The body goes on lines of its own: a comment on its last line must not swallow the parenthesis.
     return (f"WITH traces AS (SELECT * FROM main.traces WHERE format IN ({names})),\n"
             "events AS (SELECT * FROM main.events SEMI JOIN traces USING (trace_id)),\n"
-            "facts AS (SELECT * FROM temp.main.facts SEMI JOIN traces USING (trace_id))\n"
+            "facts AS (SELECT * FROM temp.main.facts SEMI JOIN traces USING (trace_id)),\n"
+            "turns AS (SELECT * FROM temp.main.turns SEMI JOIN traces USING (trace_id))\n"
             f"SELECT * FROM (\n{d.sql.body.rstrip().removesuffix(';')}\n)")
 
 
@@ -206,6 +208,7 @@ def detect(con: duckdb.DuckDBPyConnection, detectors: list[Detector], into: str 
     con.execute(DETECTIONS_TABLE.format(kind="TEMP" if temporary else "", table=into))
     execute(con, "facts/exposures.sql")
     execute(con, "facts/facts.sql")
+    execute(con, "facts/turns.sql")  # kept after the facts go: a batch writes it out, a redetect stores it
     errors: dict[str, str] = {}
     for d in detectors:
         try:

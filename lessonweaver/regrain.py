@@ -49,6 +49,8 @@ def replace(con: duckdb.DuckDBPyConnection, found: list[detectors.Detector],
     done.failed = detectors.detect(con, picked, into="redetected", temporary=True)
     done.detectors = [d.id for d in picked if d.id not in done.failed]
     done.held = _hold_back(con)
+    # the turns read again, under a name that does not hide the stored table
+    con.execute("ALTER TABLE temp.main.turns RENAME TO redetected_turns")
     con.execute("BEGIN TRANSACTION")
     try:
         done.kept = execute(con, "redetect/replace.sql", detectors=done.detectors).fetchall()[0][0]
@@ -57,7 +59,7 @@ def replace(con: duckdb.DuckDBPyConnection, found: list[detectors.Detector],
     except BaseException:
         con.execute("ROLLBACK")
         raise
-    con.execute("DROP TABLE redetected; DROP TABLE seen_traces; DROP TABLE redetect_kept")
+    con.execute("DROP TABLE redetected; DROP TABLE seen_traces; DROP TABLE redetect_kept; DROP TABLE redetected_turns")
     done.after = _counts(con, [d.id for d in picked])
     done.total = (stored_before, _total(con))
     return done

@@ -58,6 +58,24 @@ CREATE TABLE IF NOT EXISTS detections (
     detected_at TIMESTAMP
 );
 
+-- What each turn of a person or a counterpart means (sql/facts/turns.sql): derived, like detections, and
+-- worked out again by redetect.
+CREATE TABLE IF NOT EXISTS turns (
+    trace_id       VARCHAR,
+    seq            INTEGER,   -- the event (events.seq)
+    event_id       VARCHAR,
+    speaker        VARCHAR,   -- human (the person operating the agent) | counterpart (a customer, a simulated user)
+    nth            INTEGER,   -- the speaker's turns so far in the trace (1: the task)
+    words          INTEGER,
+    intent         VARCHAR,   -- correction | instruction | answer | acknowledgement | paste | interruption | unknown
+    reason         VARCHAR,   -- a correction's: recorded | objection | disputed | missing | failed | repeated | conceded
+    interrupted    BOOLEAN,   -- the person stopped the agent just before this turn
+    agent_asked    BOOLEAN,   -- the agent's last words before it asked something
+    agent_changed  BOOLEAN,   -- the agent changed something (a call that did more than look) since the person last spoke
+    agent_conceded BOOLEAN,   -- the agent's next words granted it was wrong ("you're right", "my mistake")
+    run_id         VARCHAR
+);
+
 CREATE TABLE IF NOT EXISTS lessons (
     lesson_id         VARCHAR,
     detector          VARCHAR,

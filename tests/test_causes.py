@@ -75,12 +75,13 @@ def test_an_edit_that_did_not_apply_is_one_cause_however_the_tool_words_it(tmp_p
 
 
 def test_work_handed_back_unchecked_is_one_cause_whatever_the_user_pasted(tmp_path):
-    """Two people in two sessions paste different failures of work the agent said was done, and one asks
-    why it did not run it: one cause, ranked above a correction made once."""
+    """Two people in two sessions say that work the agent said was done fails, each with what they pasted,
+    and one asks why it did not run it: one cause, ranked above a correction made once. A traceback pasted
+    with no words of its own is a paste (benchmarks/turns/RULES.md), no correction."""
     con = weave(tmp_path, [
         conversation("u1", "Add an export button",
                      {"role": "assistant", "content": "The export button is added."},
-                     {"role": "user", "content": "Traceback (most recent call last):\n  File \"app.py\", line 3\nImportError: cannot import name 'Exporter'"}),
+                     {"role": "user", "content": "it crashes:\nTraceback (most recent call last):\n  File \"app.py\", line 3\nImportError: cannot import name 'Exporter'"}),
         conversation("u2", "Make the build pass",
                      {"role": "assistant", "content": "The build should pass now."},
                      {"role": "user", "content": "CI still fails: mkdocs: command not found"}),
@@ -90,6 +91,10 @@ def test_work_handed_back_unchecked_is_one_cause_whatever_the_user_pasted(tmp_pa
         conversation("u4", "Tidy the readme",
                      {"role": "assistant", "content": "I used British spelling throughout."},
                      {"role": "user", "content": "That's not what I asked: keep the American spelling of the product names"}),
+        # a log pasted with no words of the person's own says nothing yet: a paste, not a correction
+        conversation("u5", "Add an import button",
+                     {"role": "assistant", "content": "The import button is added."},
+                     {"role": "user", "content": "Traceback (most recent call last):\n  File \"app.py\", line 9\nImportError: cannot import name 'Importer'"}),
     ])
     got = con.execute("SELECT signature, trace_count, human FROM lessons ORDER BY priority DESC").fetchall()
     assert got[0] == ("work handed back unchecked: the user found the failure or asked for the check", 3, True)
@@ -98,18 +103,17 @@ def test_work_handed_back_unchecked_is_one_cause_whatever_the_user_pasted(tmp_pa
     assert rule.startswith("Run what you changed")
 
 
-def test_a_customer_whose_line_still_fails_is_not_shown_work_left_unchecked(tmp_path):
-    """A support agent walks customers through their own phone, and each says it is still not working: the
-    agent made no work to run (no file changed, nothing only software says), so the rule is the
-    customers' words, not "run what you changed"."""
+def test_a_customer_reporting_the_outcome_of_their_own_step_is_no_correction(tmp_path):
+    """A support agent asks customers to try a step on their own phone, and each says it is still not
+    working: the report of a step the agent asked for is an answer (benchmarks/turns/RULES.md), not a
+    correction, and certainly not work the agent handed back unchecked."""
     con = weave(tmp_path, [
         conversation(f"s{i}", "My mobile data is slow",
                      {"role": "assistant", "content": "Please turn airplane mode off and on again, then tell me how it goes."},
                      {"role": "user", "content": f"I did that, but the mobile data on line {i} is still not working at all."})
         for i in (1, 2)])
-    ((signature, lesson),) = con.execute("SELECT signature, lesson FROM lessons").fetchall()
-    assert not signature.startswith("work handed back unchecked") and not lesson.startswith("Run what you changed")
-    assert "still not working" in lesson
+    assert con.execute("SELECT intent FROM turns WHERE nth = 2").fetchall() == [("answer",), ("answer",)]
+    assert con.execute("SELECT count(*) FROM detections WHERE detector = 'human_correction'").fetchone() == (0,)
 
 
 def test_the_noise_floor(tmp_path):

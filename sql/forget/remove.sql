@@ -3,6 +3,7 @@
 -- of each id in `forgotten`, so that a trace delivered again is not stored again.
 -- Parameters: none.
 DELETE FROM detections WHERE trace_id IN (SELECT trace_id FROM forget_ids);
+DELETE FROM turns WHERE trace_id IN (SELECT trace_id FROM forget_ids);
 DELETE FROM detections WHERE trace_id IN (SELECT sealed FROM sealed_traces SEMI JOIN forget_ids USING (trace_id));
 DELETE FROM sealed_traces WHERE trace_id IN (SELECT trace_id FROM forget_ids);
 DELETE FROM traces WHERE trace_id IN (SELECT trace_id FROM forget_ids);

@@ -34,6 +34,9 @@ LEFT JOIN lesson_variants v ON v.variant_id = d.lesson_id
 -- a sealed trace's findings (a quarantined trace's, under a hash) are stored once, the first time
 WHERE NOT (starts_with(d.trace_id, 'sealed-') AND d.trace_id IN (SELECT sealed FROM sealed_traces));
 
+INSERT INTO turns BY NAME
+SELECT s.* EXCLUDE (batch), $run_id AS run_id FROM staged_turns s ANTI JOIN not_new USING (trace_id, batch);
+
 INSERT INTO sealed_traces
 SELECT DISTINCT ON (sealed) sealed, trace_id, tenant, source, project, file FROM staged_sealed
 WHERE sealed NOT IN (SELECT sealed FROM sealed_traces);

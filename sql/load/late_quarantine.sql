@@ -7,6 +7,7 @@ INSERT INTO quarantine SELECT t.trace_id, t.file, t.line, l.reason, $run_id, now
 FROM traces t JOIN late l USING (trace_id);
 
 DELETE FROM detections WHERE trace_id IN (SELECT trace_id FROM late);
+DELETE FROM turns WHERE trace_id IN (SELECT trace_id FROM late);
 DELETE FROM traces WHERE trace_id IN (SELECT trace_id FROM late);
 DELETE FROM sightings WHERE run_id = $run_id;
 

@@ -10,4 +10,5 @@ CREATE OR REPLACE TEMP MACRO lw_staged_whole(output) AS TABLE
 CREATE OR REPLACE TEMP VIEW staged_traces AS FROM lw_staged_whole('traces');
 CREATE OR REPLACE TEMP VIEW staged_trace_records AS FROM lw_staged_whole('trace_records');
 CREATE OR REPLACE TEMP VIEW staged_events AS FROM lw_staged_whole('events');
+CREATE OR REPLACE TEMP VIEW staged_turns AS FROM lw_staged_whole('turns');
 CREATE OR REPLACE TEMP VIEW staged_detections AS FROM lw_staged_whole('detections');

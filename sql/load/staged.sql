@@ -10,6 +10,7 @@ CREATE OR REPLACE TEMP MACRO lw_staged(output) AS TABLE
 CREATE OR REPLACE TEMP VIEW staged_traces AS FROM lw_staged('traces');
 CREATE OR REPLACE TEMP VIEW staged_trace_records AS FROM lw_staged('trace_records');
 CREATE OR REPLACE TEMP VIEW staged_events AS FROM lw_staged('events');
+CREATE OR REPLACE TEMP VIEW staged_turns AS FROM lw_staged('turns');
 CREATE OR REPLACE TEMP VIEW staged_detections AS FROM lw_staged('detections');
 CREATE OR REPLACE TEMP VIEW staged_quarantine AS FROM lw_staged('quarantine');
 CREATE OR REPLACE TEMP VIEW staged_sealed AS FROM lw_staged('sealed');

@@ -5,6 +5,7 @@ CREATE OR REPLACE TEMP TABLE keep AS SELECT unnest($trace_ids::VARCHAR[]) AS tra
 DELETE FROM traces WHERE trace_id NOT IN (SELECT trace_id FROM keep);
 DELETE FROM events WHERE trace_id NOT IN (SELECT trace_id FROM keep);
 DELETE FROM detections WHERE trace_id NOT IN (SELECT trace_id FROM keep);
+DELETE FROM turns WHERE trace_id NOT IN (SELECT trace_id FROM keep);
 DELETE FROM quarantine WHERE trace_id NOT IN (SELECT trace_id FROM keep);
 DELETE FROM record_traces WHERE trace_id NOT IN (SELECT trace_id FROM keep);
 DELETE FROM rejects; DELETE FROM file_accounts; DROP TABLE keep;

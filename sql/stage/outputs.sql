@@ -1,6 +1,6 @@
 -- Stage, last: write what survived a batch as Parquet, one file per output (batch.OUTPUTS), for the
 -- load (sql/load/); each trace with its content hash.
--- Parameters: $traces, $trace_records, $events, $detections, $quarantine, $sealed, $rejects, $files (VARCHAR):
+-- Parameters: $traces, $trace_records, $events, $turns, $detections, $quarantine, $sealed, $rejects, $files (VARCHAR):
 --   the path of each output's file.
 
 -- A trace's content, as it will be stored: the same trace delivered again hashes the same.
@@ -27,6 +27,11 @@ TO $trace_records (FORMAT parquet);
 COPY (SELECT trace_id, seq, event_id, type, raw_type, content, status, success, tool_name, ts,
              parent_id, metadata, extra, actor FROM events)
 TO $events (FORMAT parquet);
+
+COPY (SELECT trace_id, seq, event_id, speaker, nth, words, intent, reason, interrupted, agent_asked, agent_changed,
+             agent_conceded
+      FROM turns)
+TO $turns (FORMAT parquet);
 
 COPY (SELECT detector, trace_id, event_id, seq, severity, evidence, problem, lesson, lesson_id,
              category, confidence, signature, family, tool, recovery, recovery_kind, wasted_steps, title

@@ -1,0 +1,168 @@
+-- Turns: what each turn of a person or a counterpart means, worked out once per batch (and per redetect)
+-- after the facts. One row per event the adapter says a person (`human`) or a counterpart wrote in the
+-- user's place; who wrote it is the producer's word (events.actor), never guessed here.
+--   speaker     human (the person operating the agent) or counterpart (a customer, a simulated user)
+--   nth         the speaker's turns so far in the trace (1: the task)
+--   words       words in the turn
+--   intent      correction   objects to or redirects what the agent did or said, disputes a fact it stated,
+--                            or says its work does not work or is not what was asked
+--               instruction  a new request or next step (the task among them)
+--               answer       answers the agent's question
+--               acknowledgement  thanks, agreement, a goodbye, with no request of its own
+--               paste        output, a log or an error pasted with no words of its own about it
+--               interruption no words: the person stopped the agent (what it means is the next turn's)
+--               unknown      a language the tests do not read
+--   reason      what makes it a correction: recorded (a correction event: a rejected tool use, a reviewer's
+--               note), objection, disputed (a fact the agent stated or read), missing (what the agent made or
+--               said it made is not there), failed (the agent's work or fix did not work), repeated (a request
+--               made again after the agent answered), conceded (the agent granted it was wrong); NULL otherwise
+--   interrupted the person stopped the agent just before this turn (an interruption, no agent words between)
+--   agent_asked the agent's last words before the turn asked something
+-- What the agent did in between is read from the facts (its calls since the person last spoke), what it
+-- said from its messages: the turn's meaning is its words read against them.
+CREATE OR REPLACE TEMP TABLE turns AS
+WITH spoken AS (
+    SELECT trace_id, seq, event_id, type, lw_actor(type, actor) AS speaker, content, metadata, raw_type
+    FROM events
+    WHERE type IN ('user_message', 'human_correction') AND lw_actor(type, actor) IN ('human', 'counterpart')
+),
+-- the agent's words and state-changing calls around each turn, on narrow rows of the traces that have turns
+marked AS (
+    SELECT f.trace_id, f.seq,
+           CASE WHEN s.seq IS NOT NULL AND (lw_bool(s.metadata->>'interruption') OR s.raw_type = 'user:interrupt')
+                THEN 'interrupt'
+                WHEN s.seq IS NOT NULL THEN 'person'
+                WHEN f.type IN ('assistant_message', 'final_answer') THEN 'agent_said'
+                WHEN f.actor <> 'agent' THEN 'person_changed'
+                ELSE 'agent_changed' END AS kind,
+           CASE WHEN f.type IN ('assistant_message', 'final_answer') THEN lw_lowered(e.content) END AS said,
+           CASE WHEN s.seq IS NOT NULL THEN lw_reports_failure(lw_lowered(s.content)) END AS fails
+    FROM facts f
+    LEFT JOIN spoken s USING (trace_id, seq)
+    LEFT JOIN events e ON e.trace_id = f.trace_id AND e.seq = f.seq AND f.type IN ('assistant_message', 'final_answer')
+    WHERE f.trace_id IN (SELECT trace_id FROM spoken)
+      AND (s.seq IS NOT NULL OR (f.actor = 'agent' AND f.type IN ('assistant_message', 'final_answer'))
+           OR (f.actor = 'agent' AND f.type = 'tool_call' AND NOT coalesce(f.reads, false) AND NOT coalesce(f.failed, false))
+           -- a person's own step that changes something (a setting toggled on their device), not a look or a test
+           OR (f.actor IN ('human', 'counterpart') AND f.type = 'tool_call' AND NOT coalesce(f.reads, false)
+               AND NOT list_has_any(lw_words(f.tool_name)[1:1], ['check', 'run', 'test', 'get', 'list', 'show', 'view', 'read', 'search', 'find', 'lookup', 'query', 'describe', 'fetch'])))
+),
+claims AS (
+    SELECT *,
+           -- the agent says it has done it, that it works now, or that what it did will fix it
+           kind = 'agent_said' AND regexp_matches(said, '\b(should (now )?(work|pass|build|run|be (working|fixed|resolved|restored|back|fine|able|green|passing))|(this|that|it) (will|should) (fix|resolve|restore)|(is|are|has been|have been|was|were) (now )?(fixed|resolved|restored|working|added|created|written|implemented|done|ready|complete|completed|in place|in the)|now (works|working|work|runs|passes)|i''ve (fixed|resolved|restored|added|created|written|implemented)|all (tests|checks) pass)\b') AS claims
+    FROM marked
+),
+around AS (
+    SELECT trace_id, seq, kind,
+           lag(CASE WHEN kind = 'agent_said' THEN said END IGNORE NULLS) OVER w AS agent_before,
+           lag(CASE WHEN kind = 'agent_said' THEN seq END IGNORE NULLS) OVER w AS agent_before_seq,
+           lag(CASE WHEN kind = 'agent_said' AND claims THEN seq END IGNORE NULLS) OVER w AS claim_before_seq,
+           lag(CASE WHEN kind = 'person' THEN seq END IGNORE NULLS) OVER w AS person_before_seq,
+           lag(CASE WHEN kind = 'person' AND fails THEN seq END IGNORE NULLS) OVER w AS failure_before_seq,
+           lag(CASE WHEN kind = 'agent_changed' THEN seq END IGNORE NULLS) OVER w AS changed_before_seq,
+           lag(CASE WHEN kind = 'interrupt' THEN seq END IGNORE NULLS) OVER w AS interrupt_before_seq,
+           lag(CASE WHEN kind = 'person_changed' THEN seq END IGNORE NULLS) OVER w AS own_step_before_seq,
+           lead(CASE WHEN kind = 'agent_said' THEN said END IGNORE NULLS) OVER w AS agent_after,
+           lead(CASE WHEN kind = 'agent_said' THEN seq END IGNORE NULLS) OVER w AS agent_after_seq,
+           lead(CASE WHEN kind IN ('person', 'interrupt') THEN seq END IGNORE NULLS) OVER w AS person_after_seq,
+           count(*) FILTER (WHERE kind IN ('person', 'interrupt')) OVER (PARTITION BY trace_id ORDER BY seq) AS nth
+    FROM claims
+    WINDOW w AS (PARTITION BY trace_id ORDER BY seq)
+),
+read AS (
+    SELECT s.trace_id, s.seq, s.event_id, s.type, s.speaker, a.nth,
+           len(string_split_regex(trim(coalesce(s.content, '')), '\s+')) * (trim(coalesce(s.content, '')) <> '')::INT AS words,
+           a.kind = 'interrupt' AS interruption,
+           lw_lowered(trim(coalesce(s.content, ''))) AS said,
+           -- what the agent said last before the turn, when it spoke since the person did
+           CASE WHEN a.agent_before_seq > coalesce(a.person_before_seq, -1) THEN a.agent_before END AS agent_before,
+           a.changed_before_seq > coalesce(a.person_before_seq, -1) AS agent_changed,
+           coalesce(a.own_step_before_seq > a.changed_before_seq, false) AS own_step,
+           coalesce(a.own_step_before_seq > a.claim_before_seq, false) AS own_step_since_claim,
+           coalesce(a.claim_before_seq > coalesce(a.person_before_seq, -1), false) AS agent_claimed,
+           -- the agent changed something and said it would fix it, and the person has not said since that it did not
+           -- (and the person changed nothing on their side since: then what they report is their own step's outcome)
+           coalesce(a.changed_before_seq > coalesce(a.failure_before_seq, -1)
+                    AND a.claim_before_seq > a.changed_before_seq
+                    AND coalesce(a.own_step_before_seq, -1) < a.claim_before_seq, false) AS fix_claimed,
+           -- stopped just before: the interruption came after the agent's last words
+           a.interrupt_before_seq > coalesce(a.agent_before_seq, -1) AS interrupted,
+           -- the agent's first words after the turn, before the person spoke again
+           CASE WHEN a.agent_after_seq < coalesce(a.person_after_seq, 2147483647) THEN a.agent_after END AS agent_after
+    FROM spoken s JOIN around a USING (trace_id, seq)
+),
+-- nearly the same words as an earlier turn of the person (5 distinct words or more): a request made again
+repeated AS (
+    SELECT s.trace_id, s.seq
+    FROM (SELECT trace_id, seq, list_distinct(lw_words(content)) AS w FROM spoken WHERE type = 'user_message') s
+    JOIN (SELECT trace_id, seq, list_distinct(lw_words(content)) AS w FROM spoken WHERE type = 'user_message') e
+      ON e.trace_id = s.trace_id AND e.seq < s.seq
+    WHERE len(s.w) >= 5 AND len(list_intersect(s.w, e.w)) >= 0.8 * len(list_distinct(list_concat(s.w, e.w)))
+    GROUP BY ALL
+),
+judged AS (
+    SELECT r.*, p.seq IS NOT NULL AS repeated,
+           -- the agent's last words asked the person something (a question, or an offer to go on)
+           coalesce(regexp_matches(right(agent_before, 400), '\?\s*\S{0,3}\s*$|\?\s*\n|\b(would you like|do you want|shall i|should i|(let me know|tell me) (if|whether|which|what|how|when)|please (confirm|provide|share|send|check|try|run|let me know))\b'), false) AS agent_asked,
+           -- the agent's next words grant that it was wrong
+           coalesce(regexp_matches(left(agent_after, 300), '\b(you''re (absolutely |completely )?(right|correct)|you are (absolutely |completely )?(right|correct)|good catch|my (mistake|bad|apologies|oversight)|(i )?apologi[sz]e for (the|my|that) (confusion|mistake|error|oversight|misunderstanding)|sorry (for|about) (the|my|that) (confusion|mistake|error|oversight|misunderstanding)|i misunderstood|i made (a|an) (mistake|error)|thanks for (catching|pointing|the correction|correcting)|i should have)\b'), false) AS agent_conceded
+    FROM read r LEFT JOIN repeated p USING (trace_id, seq)
+),
+cues AS (
+    SELECT *,
+           lw_objection(said) OR lw_asks_for_check(said) AS objection,
+           -- a fact the agent stated or read, disputed: "it's actually X", "X, not Y", "I did buy it"; not the
+           -- person's own slip ("I gave you the wrong number")
+           regexp_matches(said, '\b(is|it''s|its|was) actually\b|^\W*actually,? (it|that|this|the|my|i (did|have|had|booked|bought|purchased|added|paid|made|ordered|selected))\b|\b(wrong|incorrect) (number|line|account|id|name|date|time|flight|order|reservation|file|branch|version|one|tab|place|card|address)\b|\b(my|the) [a-z ]{1,30} is \S+, not \S+|\b(i|we) (actually|definitely|really) (did|have|had|booked|bought|purchased|added|paid|selected|made|ordered)\b|\bthat can''?t be (right|correct|true)\b|\bi''?m (really |quite |pretty |absolutely )?(sure|certain|positive) (i|we|that i|that we)\b')
+               AND NOT regexp_matches(said, '\b(i|i''ve|i have|i had) (\w+ ){0,2}(provided|gave|given|used|entered|mentioned|said|typed|sent|put) (you )?(the |a |an )?(wrong|incorrect)\b') AS disputes,
+           -- what the agent made or said it made is not there
+           (agent_changed OR agent_claimed OR fix_claimed)
+               AND regexp_matches(said, '\b(still |seem to be |are |is )?missing\b|\b(i )?(don''?t|didn''?t|do not|did not|can''?t|cannot) see (the|any|it|them|my)\b|\b(isn''?t|is not|aren''?t|are not) (there|showing|visible|included)\b|\bdoesn''?t (link|include|show|have|contain)\b') AS missing,
+           -- a redirect of what the agent did, not an offer declined: "no, use X", "don't do Y", "stop ..."
+           NOT agent_asked
+               AND (regexp_matches(said, '^\W*(no|nope|wrong|incorrect|not quite|not that)\b[,.!]?\s+(\w+\s+){0,3}(use|do|it|that|this|the|you|should|need|put|make|try|go|keep|leave|not|don''?t|please)\b')
+                    OR regexp_matches(said, '^\W*(don''?t|do not|stop|never)\s+\w+'))
+               AND NOT regexp_matches(said, '^\W*no\W+(thanks|thank you|that''?s (all|it|ok|okay|fine)|worries|problem|need)\b') AS redirects,
+           lw_reports_failure(said) OR regexp_matches(said, '\b(says|shows|still|is|are|keeps?) failing\b')
+               -- the problem is still there: "still no connection", "didn't help", "no change"
+               OR regexp_matches(said, '\bstill (\w+ ){0,3}(no|not|poor|slow|low|bad|broken|down|the same|having|getting|seeing|showing|stuck)\b|\b(didn''?t|did not|doesn''?t|does not|hasn''?t|has not|haven''?t|have not) (help|change|fix|solve|resolve|improve)|\bno (change|difference|improvement)\b') AS reports_failure,
+           -- it names what the agent made or told: "your suggested commands", "after you changed..."
+           regexp_matches(said, '\byour (suggested|suggestion|instructions?|commands?|code|fix|changes?|script|patch|solution|steps|version)\b|\b(you|you''ve) (suggested|wrote|changed|added|made|broke)\b|\bafter (you|your)\b') AS names_agent_work,
+           -- output pasted with no words of the person's own: no line that speaks to the agent at its start or end
+           NOT regexp_matches(lw_first_line(said, 200) || chr(10) || regexp_extract(said, '([^\n]*\S[^\n]*)\s*$', 1),
+                              '\b(i|i''m|im|i''ve|my|me|you|your|we|we''re|our|us|let''s|please|can|could|would|why|how|what|still)\b|^\W*(it|this|that)\b|\?|:\s*$')
+               AND (contains(said, chr(10)) OR lw_software_failure(said)) AS bare_paste
+    FROM judged
+),
+-- which rule makes the turn a correction, first that fits; NULL: none
+reasons AS (
+    SELECT *,
+           CASE WHEN interruption THEN NULL
+                WHEN type = 'human_correction' THEN 'recorded'  -- a rejected tool use, a reviewer's note
+                WHEN nth = 1 THEN NULL  -- the task
+                WHEN bare_paste THEN NULL
+                WHEN repeated AND agent_before IS NOT NULL THEN 'repeated'  -- asked again after the agent answered
+                WHEN (objection OR disputes OR missing OR redirects) AND agent_asked AND words <= 6 AND NOT agent_conceded THEN NULL
+                WHEN objection OR redirects THEN 'objection'
+                WHEN disputes THEN 'disputed'
+                WHEN missing THEN 'missing'
+                WHEN reports_failure AND ((agent_changed AND NOT own_step) OR (agent_claimed AND NOT own_step_since_claim)
+                                          OR fix_claimed OR names_agent_work OR agent_conceded) THEN 'failed'
+                WHEN agent_conceded AND (agent_changed OR agent_claimed) THEN 'conceded' END AS reason
+    FROM cues
+)
+SELECT trace_id, seq, event_id, speaker, nth::INTEGER AS nth, words::INTEGER AS words,
+       CASE WHEN interruption THEN 'interruption'
+            WHEN nth = 1 AND type <> 'human_correction' THEN 'instruction'
+            WHEN reason IS NOT NULL THEN 'correction'
+            WHEN bare_paste THEN 'paste'
+            WHEN words >= 4 AND NOT regexp_matches(said, '\b(the|a|an|i|you|it|is|are|to|of|and|in|on|for|this|that|my|me|we|not|no|yes|please|can|do|what|how|why|ok|okay|thanks|thank)\b')
+                 THEN 'unknown'
+            WHEN words <= 8 AND regexp_matches(said, '^\W*(thanks|thank you|thx|ok|okay|great|perfect|awesome|nice|cool|good|got it|sounds good|bye|goodbye|no,? (thanks|thank you|that''?s (all|it))|that''?s (all|it|everything)|all good)\b')
+                 AND NOT regexp_matches(said, '\b(please|can you|could you|now|next|also|but)\b') THEN 'acknowledgement'
+            WHEN agent_asked THEN 'answer'
+            ELSE 'instruction' END AS intent,
+       reason, coalesce(interrupted, false) AS interrupted, agent_asked, agent_claimed, agent_changed, agent_conceded,
+       fix_claimed, repeated, reports_failure, names_agent_work, bare_paste
+FROM reasons;
