@@ -505,7 +505,23 @@ CREATE OR REPLACE MACRO lw_exit_code(txt) AS
         nullif(regexp_extract(coalesce(txt, ''), '\[Command finished with exit code (-?\d+)\]\s*$', 1), ''),
         nullif(regexp_extract(left(coalesce(txt, ''), 1000), '(?s)^\s*(?:<exception>.*?</exception>\s*)?<returncode>(-?\d+)</returncode>', 1), ''),
         nullif(regexp_extract(coalesce(txt, ''), '^\s*\{\s*"returncode"\s*:\s*(-?\d+)', 1), ''),
-        nullif(regexp_extract(coalesce(txt, ''), '^\s*Exit code:\s*(-?\d+)\b', 1), '')) AS INTEGER);
+        nullif(regexp_extract(coalesce(txt, ''), '^\s*Exit code:?\s*(-?\d+)\b', 1), '')) AS INTEGER);
+
+-- What a call works on, as it names it: paths, file names with an extension, URLs (`./` and a trailing `/`
+-- dropped). Another tool that worked after a failure is what worked only when it works on one of these.
+CREATE OR REPLACE MACRO lw_call_targets(command) AS
+    list_distinct(list_transform(
+        regexp_extract_all(coalesce(command, ''), 'https?://[^\s"''`<>]+|[\w.~@+-]*/[\w./~@+-]*\w|\b[\w-]+\.[A-Za-z]\w{0,5}\b'),
+        lambda t: regexp_replace(regexp_replace(t, '^\./', ''), '/+$', '')));
+
+-- A program whose exit status 1 answers a question rather than reports a failure: a search that found
+-- nothing, a test that came out false, files that differ, a name, process or default that is not there.
+-- Such a call did not fail. Its exit status as the harness reports it (`exit_code`), else an empty output
+-- (what a harness wraps around it removed: lw_shell_output) stands for it. It may lead a chain or end a
+-- pipe (`rg X && sed -n ...`: the rest never ran).
+CREATE OR REPLACE MACRO lw_answer_exit(command, exit_code, output) AS
+    coalesce(exit_code = 1, lw_shell_output(output, command) = '')
+    AND regexp_matches(coalesce(command, ''), '(^|&&|\|\||;|\||\n)\s*(sudo\s+)?(rg|grep|egrep|fgrep|ag|ack|git\s+grep|test|\[\[?|which|command\s+-v|pgrep|pidof|diff|cmp|defaults\s+read|systemctl\s+is-\w+|git\s+diff\s+[^|;&\n]*--(quiet|exit-code)|getent)\s');
 
 -- The command an agent wrote as its action in its text: the one fenced shell block of a message
 -- (```bash, ```sh, mini-swe-agent's ```mswea_bash_command); NULL when there is none or more than one (the

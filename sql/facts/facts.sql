@@ -14,18 +14,21 @@
 --   coding_run    (every event) a call of the agent's in the trace changes files
 --   tool_key      what a call is about, for grouping: the program a shell ran, else the tool (lw_tool_key)
 --   output        what came back: its result's text (or the error on its span, or its own text)
---   failed        the call or its result failed, or an error was recorded on its span
+--   failed        the call or its result failed, or an error was recorded on its span (not where the
+--                 program's exit status answers a question: lw_answer_exit; not a call refused)
+--   denied        the harness refused the call by its permission settings (its result's status is denied)
 --   environment   the failure is the environment's (lw_environment_failure): no lesson for the agent
 --   error         the line of the output that says what went wrong (lw_error_line)
 --   error_sig     that line with what varies masked (lw_mask): the cause, across tasks and sessions; for a
 --                 call that edits files (lw_edited_files), 'the edit did not apply', whatever the line
 --   recovery_seq  what worked after a failed call, in the same trace: the next call of the same tool_key
 --   recovery_kind   that did not fail ('changed': other arguments, 'again': the same), else another tool
---   recovery      that did not fail before the person spoke again ('other'), else the person's next
---                 words when they say something (a correction, or 3 words or more that name things, not
---                 "continue": 'correction'), else the final answer when no person spoke again
---                 ('final_answer'); `recovery` is its text,
---                 `recovery_tool` the tool_key of a call that worked
+--   recovery      that did the same job before the person spoke again ('other': it did not fail, is no
+--                 bookkeeping (a plan, a to-do list), and works on a path, file or URL the failed call
+--                 named, or came right after where neither names one), else the person's next turn when it is a correction
+--                 ('correction', set by turns.sql), else the final answer when no person spoke again
+--                 ('final_answer'); `recovery` is its text, `recovery_tool` the tool_key of a call that
+--                 worked. Nothing of these: NULL, no fix seen yet
 --   wasted_steps  the agent's calls between the failure and what worked (to the end when nothing did)
 --   between       the tools (tool_key) the agent used in between, at most three, in order: `rg, sed`;
 --                 changed_files the files it changed in between (lw_edited_files), at most three
@@ -41,9 +44,11 @@ CREATE OR REPLACE TEMP TABLE facts AS
 WITH ev AS (
     SELECT e.trace_id, e.seq, e.event_id, e.type, e.tool_name, e.parent_id, e.raw_type,
            e.metadata->>'tool_call_id' AS call_ref, lw_actor(e.type, e.actor) AS actor,
-           -- a call the person refused did not fail: it is their correction (human_correction finds it)
-           lw_failed(e.status, e.success) AND lower(coalesce(e.status, '')) <> 'rejected' AS own_failed,
+           -- a call the person refused did not fail: it is their correction (human_correction finds it); nor did
+           -- one the harness refused by its permission settings (status denied: permission_denied finds it)
+           lw_failed(e.status, e.success) AND lower(coalesce(e.status, '')) NOT IN ('rejected', 'denied') AS own_failed,
            lower(coalesce(e.status, '')) = 'rejected' AS rejected,
+           lower(coalesce(e.status, '')) = 'denied' AS denied,
            t.turn,
            e.actor AS given_actor
     FROM events e
@@ -67,7 +72,8 @@ calls AS (
               FROM ev v JOIN events e USING (trace_id, seq) WHERE v.type = 'tool_call' AND e.type = 'tool_call'))
 ),
 results AS (
-    SELECT v.trace_id, v.seq, v.event_id, v.tool_name, v.parent_id, v.call_ref, e.content, v.own_failed, v.rejected
+    SELECT v.trace_id, v.seq, v.event_id, v.tool_name, v.parent_id, v.call_ref, e.content, v.own_failed, v.rejected,
+           v.denied, coalesce(TRY_CAST(e.metadata->>'exit_code' AS INTEGER), lw_exit_code(e.content)) AS exit_code
     FROM ev v JOIN events e USING (trace_id, seq) WHERE v.type = 'tool_result' AND e.type = 'tool_result'
 ),
 by_id AS (
@@ -97,14 +103,13 @@ span_errors AS (
 outcome AS (
     SELECT c.*, coalesce(p.seq, s.seq) AS result_seq, coalesce(p.event_id, s.event_id) AS result_event_id,
            coalesce(p.content, s.content, CASE WHEN c.own_failed THEN c.content END) AS output,
+           coalesce(p.denied, false) AS denied,
            (c.own_failed OR coalesce(p.own_failed, false) OR s.content IS NOT NULL)
-               -- a search that found nothing exits 1 with no output (what a harness wraps around it is none:
-               -- lw_shell_output): no failure, also where it leads a
-               -- chain (`rg X && sed -n ...`: the rest never ran) or ends a pipe
-               -- (a call with no tool name has no tool key: coalesce, or `failed` would be NULL)
-               AND NOT coalesce(CASE WHEN c.tool_key IN ('rg', 'grep', 'egrep', 'fgrep', 'git grep', 'ag', 'ack')
-                                          OR (c.shell AND regexp_matches(c.command, '(^|&&|\|\||;|\|)\s*(rg|grep|egrep|fgrep|ag|ack|git\s+grep)\s'))
-                                     THEN lw_shell_output(coalesce(p.content, s.content), c.command) = '' END, false) AS failed
+               -- a search that found nothing, a test that came out false (lw_answer_exit): no failure (a call
+               -- with no tool name has no tool key: coalesce, or `failed` would be NULL)
+               AND NOT coalesce((c.shell OR c.tool_key IN ('rg', 'grep', 'egrep', 'fgrep', 'git grep', 'ag', 'ack'))
+                                AND lw_answer_exit(CASE WHEN c.shell THEN c.command ELSE c.tool_key || ' ' || c.command END,
+                                                   p.exit_code, coalesce(p.content, s.content)), false) AS failed
     FROM calls c
     LEFT JOIN paired p ON p.trace_id = c.trace_id AND p.call_seq = c.seq
     LEFT JOIN span_errors s ON s.trace_id = c.trace_id AND s.call_seq = c.seq
@@ -121,6 +126,7 @@ judged AS MATERIALIZED (
 -- what came next, for every call: windows over the agent's calls
 agent_calls AS (
     SELECT j.trace_id, j.seq, j.command, j.tool_key, j.turn, j.failed, j.environment, j.edited,
+           lw_reads(j.tool_key, j.command) AS reads, lw_call_targets(j.command) AS targets,
            first_value(CASE WHEN NOT j.failed THEN j.seq END IGNORE NULLS) OVER same_key AS next_ok_same,
            first_value(CASE WHEN NOT j.failed THEN j.command END IGNORE NULLS) OVER same_key AS next_ok_same_command,
            row_number() OVER (PARTITION BY j.trace_id ORDER BY j.seq) AS nth_call,
@@ -133,28 +139,33 @@ agent_calls AS (
 failures AS (
     SELECT * FROM agent_calls WHERE failed AND NOT environment
 ),
--- another tool's first success after a failure, in the same turn
+-- another tool that did the same job after a failure, in the same turn: it worked, is no bookkeeping of the
+-- agent's own (a plan, a to-do list), and works on what the failed call worked on (a path, a file, a URL both
+-- name), or, where neither names one, it came right after (an unrelated next call is no fix: what worked is
+-- then not seen yet)
 other_ok AS (
     SELECT f.trace_id, f.seq, min(o.seq) AS other_seq, arg_min(o.command, o.seq) AS other_text,
            arg_min(o.tool_key, o.seq) AS other_tool
     FROM failures f JOIN agent_calls o ON o.trace_id = f.trace_id AND o.turn = f.turn AND o.seq > f.seq
                                        AND NOT o.failed AND o.tool_key IS DISTINCT FROM f.tool_key
+                                       AND lower(coalesce(o.tool_key, '')) NOT IN ('todowrite', 'todoread', 'update_plan', 'taskoutput')
     WHERE f.next_ok_same IS NULL
+      AND (list_has_any(f.targets, o.targets)
+           OR (len(f.targets) = 0 AND len(o.targets) = 0 AND o.nth_call = f.nth_call + 1))
     GROUP BY f.trace_id, f.seq
 ),
--- the person's next words after a failure, and the next final answer
+-- whether a person spoke after a failure (their correction, when it is one, is what worked: turns.sql
+-- says, after the turns are read), and the next final answer
 humans AS (
-    SELECT e.trace_id, e.seq, e.content,
-           e.type = 'human_correction' OR len(string_split(lw_key_words(e.content, 3), ' ')) >= 3 AS says
+    SELECT e.trace_id, e.seq
     FROM events e SEMI JOIN failures f USING (trace_id)
-    WHERE e.type IN ('user_message', 'human_correction') AND lw_actor(e.type, e.actor) = 'human'
+    WHERE e.type IN ('user_message', 'human_correction') AND lw_actor(e.type, e.actor) IN ('human', 'counterpart')
 ),
 finals AS (
     SELECT e.trace_id, e.seq, e.content FROM events e SEMI JOIN failures f USING (trace_id) WHERE e.type = 'final_answer'
 ),
 later AS (
-    SELECT f.trace_id, f.seq, h.seq AS next_human, h.content AS next_human_text, h.says AS next_human_says,
-           a.seq AS next_final, a.content AS next_final_text
+    SELECT f.trace_id, f.seq, h.seq AS next_human, a.seq AS next_final, a.content AS next_final_text
     FROM (SELECT trace_id, seq FROM failures) f
     ASOF LEFT JOIN humans h ON h.trace_id = f.trace_id AND h.seq > f.seq
     ASOF LEFT JOIN finals a ON a.trace_id = f.trace_id AND a.seq > f.seq
@@ -163,15 +174,12 @@ recovered AS (
     SELECT a.trace_id, a.seq,
            CASE WHEN a.next_ok_same IS NOT NULL THEN CASE WHEN a.next_ok_same_command IS DISTINCT FROM a.command THEN 'changed' ELSE 'again' END
                 WHEN o.other_seq IS NOT NULL THEN 'other'
-                WHEN l.next_human IS NOT NULL AND l.next_human_says THEN 'correction'
                 WHEN l.next_final IS NOT NULL AND l.next_human IS NULL THEN 'final_answer' END AS recovery_kind,
            CASE WHEN a.next_ok_same IS NOT NULL THEN a.next_ok_same
                 WHEN o.other_seq IS NOT NULL THEN o.other_seq
-                WHEN l.next_human IS NOT NULL AND l.next_human_says THEN l.next_human
                 WHEN l.next_human IS NULL THEN l.next_final END AS recovery_seq,
            CASE WHEN a.next_ok_same IS NOT NULL THEN a.next_ok_same_command
                 WHEN o.other_seq IS NOT NULL THEN o.other_text
-                WHEN l.next_human IS NOT NULL AND l.next_human_says THEN l.next_human_text
                 WHEN l.next_human IS NULL THEN l.next_final_text END AS recovery,
            CASE WHEN a.next_ok_same IS NOT NULL THEN a.tool_key
                 WHEN o.other_seq IS NOT NULL THEN o.other_tool END AS recovery_tool,
@@ -197,7 +205,7 @@ costed AS (
 known AS (
     SELECT j.trace_id, j.seq, j.result_seq, j.result_event_id, j.command, j.call_hash, j.tool_key, j.output,
            j.edited, len(j.edited) > 0 OR lw_changes_files(j.command) AS changes, lw_reads(j.tool_key, j.command) AS reads,
-           j.failed, j.environment, j.error,
+           j.failed, j.denied, j.environment, j.error,
            -- an edit that did not apply is one cause per tool, however the tool words it (a hunk it cannot
            -- parse, lines it cannot find, a file that is not there): the edit did not match the file or the
            -- tool's format
@@ -223,7 +231,7 @@ coding AS (
 SELECT e.trace_id, e.seq, e.event_id, e.type, e.tool_name, e.actor, e.turn,
        k.result_seq, k.result_event_id, k.command, k.call_hash, k.tool_key, k.output,
        k.edited, k.changes, g.trace_id IS NOT NULL AS coding_run,
-       coalesce(k.failed, e.own_failed) AS failed, k.environment, k.error, k.error_sig,
+       coalesce(k.failed, e.own_failed) AS failed, coalesce(k.denied, false) AS denied, k.environment, k.error, k.error_sig,
        k.recovery_seq, k.recovery_kind, k.recovery, k.recovery_tool, k.wasted_steps, k.between, k.changed_files,
        k.reads, w.objection, w.reports_failure, w.asks_for_check
 FROM ev e

@@ -166,3 +166,18 @@ SELECT trace_id, seq, event_id, speaker, nth::INTEGER AS nth, words::INTEGER AS 
        reason, coalesce(interrupted, false) AS interrupted, agent_asked, agent_claimed, agent_changed, agent_conceded,
        fix_claimed, repeated, reports_failure, names_agent_work, bare_paste
 FROM reasons;
+
+-- What worked after a failure no call fixed: the person's correction, when their next turn is one (the
+-- facts leave it open until the turns are read). Its cost is the agent's calls in between.
+UPDATE facts SET recovery_kind = 'correction', recovery_seq = c.turn_seq, recovery = c.content, wasted_steps = c.calls
+FROM (
+    SELECT f.trace_id, f.seq, n.seq AS turn_seq, e.content,
+           (SELECT count(*) FROM facts b WHERE b.trace_id = f.trace_id AND b.type = 'tool_call' AND b.actor = 'agent'
+                                            AND b.seq > f.seq AND b.seq < n.seq) AS calls
+    FROM facts f
+    ASOF JOIN (SELECT trace_id, seq, intent FROM turns) n ON n.trace_id = f.trace_id AND n.seq > f.seq
+    JOIN events e ON e.trace_id = n.trace_id AND e.seq = n.seq
+    WHERE f.type = 'tool_call' AND f.failed AND NOT coalesce(f.environment, false) AND f.recovery_kind IS NULL
+      AND n.intent = 'correction'
+) c
+WHERE facts.trace_id = c.trace_id AND facts.seq = c.seq;
