@@ -14,13 +14,19 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-# Twenty-four colours that stand apart and read on white. A detector's colour comes from its id (colour()),
+# Thirty-two colours that stand apart and read on white. A detector's colour comes from its id (colour()),
 # so it is the same in every report, whatever else was found that night.
 PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
            "#9c755f", "#bab0ac", "#1d3557", "#17becf", "#8c2d04", "#6a3d9a", "#e7298a", "#a6d854",
-           "#bcbd22", "#0b6e4f", "#525252", "#a6cee3", "#d95f02", "#7570b3", "#66a61e", "#b15928")
-# Hashed before each id: the first salt (lessonweaver-0:, -1:, ...) under which every shipped detector gets a
-# colour of its own. A detector of one's own may share a colour with another.
+           "#bcbd22", "#0b6e4f", "#525252", "#a6cee3", "#d95f02", "#7570b3", "#66a61e", "#b15928",
+           "#fb9a99", "#1f78b4", "#33a02c", "#ff7f00", "#cab2d6", "#8dd3c7", "#80b1d3", "#fdb462")
+# The shipped detectors' colours, one each (a shipped detector added later takes a colour no other has);
+# any other id is hashed into the palette and may share a colour with another (legends and titles name them).
+SHIPPED = {"escalation": 0, "unconfirmed_action": 1, "unverified_claim": 2, "unrecovered_error": 3, "loop": 4,
+           "permission_denied": 5, "edited_protected_tests": 6, "lost_context": 7, "committed_unwanted_files": 8,
+           "critic_revision": 9, "incomplete_trace": 10, "failed_evaluation": 11, "handoff_loss": 12,
+           "outcome_label": 13, "retry": 14, "tool_fallback": 15, "unchecked_edit": 16, "unresolved_escalation": 17,
+           "flagged": 19, "environment_error": 20, "secret_exposed": 21, "unfinished_run": 22, "human_correction": 23}
 COLOUR_SALT = "lessonweaver-169369:"
 INK, MUTED, GRID = "#1f2933", "#616e7c", "#e4e7eb"
 FONT = "font-family=\"system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif\""
@@ -36,8 +42,10 @@ def _n(x: float) -> str:
 
 
 def colour(label: str) -> str:
-    """The colour of a detector (or any label): a stable hash of its id into PALETTE, never its rank, so
-    a detector looks the same in every report. Two ids may share a colour; legends and titles name them."""
+    """The colour of a detector (or any label): a shipped detector's own (SHIPPED), else a stable hash of its
+    id into PALETTE, never its rank, so a detector looks the same in every report."""
+    if label in SHIPPED:
+        return PALETTE[SHIPPED[label]]
     digest = hashlib.sha256((COLOUR_SALT + label).encode("utf-8")).digest()
     return PALETTE[int.from_bytes(digest[:4], "big") % len(PALETTE)]
 

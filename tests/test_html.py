@@ -495,7 +495,8 @@ def test_charts_escape_their_labels_and_write_no_long_digit_runs():
 
 def test_a_detectors_colour_comes_from_its_id():
     shipped = sorted(p.name for p in (REPO / "sql" / "detectors").iterdir() if p.is_dir())
-    assert len({charts.colour(d) for d in shipped}) == len(shipped)  # the salt is chosen for that
+    assert sorted(charts.SHIPPED) == shipped  # every shipped detector has a colour of its own
+    assert len({charts.colour(d) for d in shipped}) == len(shipped)
     assert charts.colour("retry") == charts.colour("retry") in charts.PALETTE
     chart = charts.bar_chart({"retry": [1, 2], "loop": [3, 0]}, ["2026-11-13", "2026-11-14"])
     swapped = charts.bar_chart({"loop": [3, 0], "retry": [1, 2]}, ["2026-11-13", "2026-11-14"])
