@@ -1,5 +1,6 @@
 """Categories and confidence through a real run: one provider outage over many tasks is one lesson for
-operators, ranked below the agent's own mistakes; an inferred correction ranks below a recorded one."""
+operators, weighed half an agent's mistake of the same reach (a cause met in several sessions still ranks
+above one met once); an inferred correction ranks below a recorded one."""
 
 from pathlib import Path
 
@@ -14,7 +15,7 @@ def trace(tid: str, task: str, source: str, events: list[dict]) -> dict:
             "events": [{"id": f"e{i}", **e} for i, e in enumerate(events, 1)]}
 
 
-def test_an_outage_is_one_operator_lesson_ranked_below_agent_mistakes(prefect_server, tmp_path: Path):
+def test_an_outage_is_one_operator_lesson_that_ranks_by_its_reach(prefect_server, tmp_path: Path):
     expired = {"type": "error", "content": "AuthenticationError: 401 Unauthorized: invalid api key"}
     traces = [trace(f"t{i}", task, source, [{"type": "model_call", "content": "plan", "metadata": {"provider": "openai"}}, expired])
               for i, (task, source) in enumerate([("Answer a refund question", "support-bot"),
@@ -37,4 +38,5 @@ def test_an_outage_is_one_operator_lesson_ranked_below_agent_mistakes(prefect_se
     assert outage[4] == "The environment failed the agent: auth at openai"
     assert outage[5].startswith("Operators: renew or rotate the key for openai")
     assert "unrecovered_error" not in by_detector  # the agent is not told to retry an expired key
-    assert lessons[0][0] == "human_correction"  # one recorded correction outranks a three-trace outage
+    # what recurs ranks first: the outage met in three sessions, above the correction recorded in one
+    assert [row[0] for row in lessons][:2] == ["environment_error", "human_correction"]

@@ -94,9 +94,11 @@ SELECT g.* REPLACE ({'task': coalesce(g.rep.task, f.task), 'problem': coalesce(g
        -- outage is that night's incident; met in several traces, it is a lesson for operators), or of low
        -- or info severity (what a detector calls the normal course of such a run: a coding run's edit, run,
        -- read the error, edit; met in several traces, it is a lesson)
+       -- A cause met in one session is a lesson only when a person corrected the agent (human) or it is of
+       -- high severity or above: what recurs is what is worth writing down
        NOT (t.trace_count = 1 AND NOT g.human AND g.severity <> 'critical' AND NOT g.unfloored
-            AND ((g.occurrences = 1 AND g.wasted_steps <= 3)
-                 OR g.severity IN ('low', 'info')
+            AND (g.severity IN ('info', 'low', 'medium')
+                 OR (g.occurrences = 1 AND g.wasted_steps <= 3)
                  OR (g.self_fixed AND g.occurrences <= 3 AND g.wasted_steps <= 3)
                  OR g.category = 'environment')) AS listed
 FROM grouped g JOIN traces_of t USING (lesson_id) LEFT JOIN variants_of v USING (lesson_id)
@@ -138,7 +140,7 @@ lifecycle AS (
 -- Priority: what the cause cost. Severity, category and confidence weights, times its reach (traces
 -- above all, then occurrences, calls wasted before something worked, projects and nights seen), times
 -- 3 when a person had to step in across sessions (1.5 in one): the corrections users most want written
--- down. Halved for every 7 nights it has not been seen. An environment problem (an expired key, a
+-- down; and times 2 for any cause seen in two sessions or more, so what recurs ranks above what was seen once. Halved for every 7 nights it has not been seen. An environment problem (an expired key, a
 -- provider outage) is a lesson for operators, ranked below; an inferred finding below a recorded one.
 SELECT * EXCLUDE (nights_since),
        round((CASE severity WHEN 'info' THEN 0.5 WHEN 'low' THEN 1 WHEN 'medium' THEN 2 WHEN 'high' THEN 3
@@ -149,6 +151,7 @@ SELECT * EXCLUDE (nights_since),
              * (2 * ln(1 + trace_count) + ln(1 + occurrences) + 0.5 * ln(1 + wasted_steps)
                 + ln(greatest(len(projects), 1)) + 0.5 * ln(greatest(coalesce(nights_seen, 1), 1)))
              * (CASE WHEN human AND trace_count >= 2 THEN 3 WHEN human THEN 1.5 ELSE 1 END)
+             * (CASE WHEN trace_count >= 2 THEN 2 ELSE 1 END)
              * pow(0.5, nights_since / 7.0), 3) AS priority
 FROM lifecycle;
 
