@@ -34,7 +34,7 @@ WITH turns AS (
     FROM events
     WHERE type IN ('user_message', 'assistant_message', 'final_answer')
       AND metadata->>'agent_id' IS NULL  -- a subagent's prompt comes from its parent agent, not a person
-      AND (type <> 'user_message' OR (lw_actor(type, actor) = 'human' AND NOT lw_harness_text(content)))
+      AND (type <> 'user_message' OR (lw_person(lw_actor(type, actor)) AND NOT lw_harness_text(content)))
 ),
 -- with the text tests facts ran on what the person said
 said AS (
@@ -47,11 +47,11 @@ said AS (
 own_step AS (
     SELECT trace_id, seq
     FROM (SELECT trace_id, seq, type,
-                 max(CASE WHEN type = 'tool_call' AND actor = 'human' THEN seq END) OVER before AS last_own,
+                 max(CASE WHEN type = 'tool_call' AND lw_person(actor) THEN seq END) OVER before AS last_own,
                  max(CASE WHEN type IN ('assistant_message', 'final_answer') THEN seq END) OVER before AS last_agent
           FROM facts WHERE type IN ('tool_call', 'assistant_message', 'final_answer', 'user_message')
             -- only where the person made calls of their own at all: no window over every other trace
-            AND trace_id IN (SELECT trace_id FROM facts WHERE type = 'tool_call' AND actor = 'human')
+            AND trace_id IN (SELECT trace_id FROM facts WHERE type = 'tool_call' AND lw_person(actor))
           WINDOW before AS (PARTITION BY trace_id ORDER BY seq ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING))
     WHERE type = 'user_message' AND last_own > coalesce(last_agent, -1)
 ),
@@ -139,7 +139,7 @@ episodes AS (
 said_worked AS (
     SELECT e.trace_id, e.last_seq, arg_min(m.content, u.seq) AS text, lw_quote(arg_min(m.content, u.seq), 200) AS quote
     FROM episodes e JOIN facts u ON u.trace_id = e.trace_id AND u.seq > e.last_seq AND u.turn <= e.last_turn + 6
-                                AND u.type = 'user_message' AND u.actor = 'human'
+                                AND u.type = 'user_message' AND lw_person(u.actor)
     JOIN events m ON m.trace_id = u.trace_id AND m.seq = u.seq
     WHERE regexp_matches(lw_lowered(m.content), '\b(this|that|it|which) (worked|works|did it|did the trick|fixed it)\b|\bworks now\b')
     GROUP BY e.trace_id, e.last_seq
