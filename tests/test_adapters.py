@@ -44,7 +44,7 @@ CASES = {
                          ('"type": "final"', f'"type": "{NEW_KIND}"')),
     "chat": Case(FORMATS / "chat" / "conversations.jsonl", 2, 6, ('"role": "function"', f'"role": "{NEW_KIND}"'),
                  copy_adds=(1, 2)),
-    "claude_code": Case(FORMATS / "claude_code" / "-home-dev-shopfront", 1, 22,
+    "claude_code": Case(FORMATS / "claude_code" / "-home-dev-shopfront", 1, 28,
                         ('"type": "tool_use"', f'"type": "{NEW_KIND}"')),
     "codex": Case(FORMATS / "codex" / "sessions" / "2025" / "08" / "20", 1, 4,
                   ('"type": "function_call_output"', f'"type": "{NEW_KIND}"')),
