@@ -42,6 +42,8 @@ class Case:
 
 
 CASES = {
+    "agent_chat_log": Case(FORMATS / "agent_chat_log" / "magentic-one.json", 1, 12,
+                           ('"role": "WebSurfer"', f'"role": "{NEW_KIND}"'), "assistant_message"),
     "lessonweaver": Case(REPO / "data" / "coding-agent" / "pr-reviews.jsonl", 9, 43,
                          ('"type": "final_answer"', f'"type": "{NEW_KIND}"')),
     "agent_kernel": Case(FORMATS / "agent_kernel" / "actiontraces.jsonl", 2, 8,
@@ -72,6 +74,10 @@ ADAPTERS = load_adapters()
 # Per producer: a file in its shape, and the actors (NULL: as the type says) of the events in the user's place
 # and of every event set apart from the agent's and the tools': {(type, actor): count}.
 ROLES = {
+    "agent_chat_log (AG2, Magentic-One)": (FORMATS / "agent_chat_log", {
+        ("user_message", "human"): 1,  # Magentic-One's task, labelled human; AG2's is its lead's
+        ("user_message", "parent"): 4,  # that task, and the orchestrator's instructions to its agents
+        ("workflow_step", "harness"): 2}),  # the executor with nothing to run, the orchestration loop's stop
     "agent_kernel": (FORMATS / "agent_kernel" / "actiontraces.jsonl", {("workflow_step", None): 1}),
     "chat (OpenAI, Anthropic, tau-bench)": (FORMATS / "chat", {
         ("user_message", None): 5,  # transcripts of unknown origin: as the type says
