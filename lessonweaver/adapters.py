@@ -1,7 +1,9 @@
 """Adapt: give each file a format and map its records onto canonical traces and events.
 
-An adapter is a SQL script, `sql/adapters/<format>.sql`, whose header names the format and a `match`
-expression over a record's JSON (`doc`). A file's format is the one most of its records match (or the
+An adapter is a SQL script, `sql/adapters/<format>.sql`, whose header names the format, a `match`
+expression over a record's JSON (`doc`) and the `roles` of its producer: what is written in each role and
+who wrote it (the person, a counterpart, the harness, a parent agent, the agent, a tool), read from the
+producer's source and real files. Who acted in an event (events.actor) follows from them. A file's format is the one most of its records match (or the
 one forced with --format). The script reads the view `records_in` (that format's records) and inserts
 into the staging tables of sql/staging.sql (the contract; docs/formats.md explains it).
 """
@@ -31,6 +33,7 @@ class Adapter:
     # SQL over a record's `doc`: does this record hold a whole trace? (a file whose first record does can be
     # cut at line ends). Default: every record of a format that does not gather.
     whole: str = ""
+    roles: str = ""  # what its producer writes in each role, and who wrote it (the header's `roles`)
 
     @property
     def whole_sql(self) -> str:
@@ -44,6 +47,10 @@ def load_adapters(folder: Path | None = None) -> list[Adapter]:
     for path in sorted(Path(folder).glob("*.sql")):
         f = read_sql_file(path)
         f.require("format", "title", "match")
+        if not f.header.get("roles"):
+            raise SqlFileError(f"{path}: header is missing roles: say what the producer writes in each role and who "
+                               "wrote it (e.g. `-- roles: user = human (typed prompts), harness (tool output); "
+                               "assistant = agent`), from the producer's source")
         if not _NAME.match(f.header["format"]):
             raise SqlFileError(f"{path}: format must be lowercase letters, digits, '-' or '_'")
         try:
@@ -52,7 +59,7 @@ def load_adapters(folder: Path | None = None) -> list[Adapter]:
             raise SqlFileError(f"{path}: priority must be a whole number") from exc
         gathers = f.header.get("gathers", "no").strip().lower() in ("yes", "true")
         adapters.append(Adapter(f.header["format"], f.header["title"], f.header["match"], priority, f, gathers,
-                                f.header.get("whole", "")))
+                                f.header.get("whole", ""), f.header["roles"]))
     ranked = sorted(adapters, key=lambda a: (-a.priority, a.format))
     for a, b in zip(ranked, ranked[1:]):
         if a.priority == b.priority:  # then the order of matching would hang on the names

@@ -14,8 +14,8 @@ CREATE OR REPLACE TABLE events (
     trace_id VARCHAR, seq INTEGER, event_id VARCHAR, type VARCHAR, raw_type VARCHAR, content VARCHAR,
     status VARCHAR, success BOOLEAN, tool_name VARCHAR, ts TIMESTAMP, parent_id VARCHAR, metadata JSON,
     extra JSON, file_id BIGINT, record BIGINT,
-    actor VARCHAR  -- who acted, where the adapter knows better than the type says (lw_actor): human,
-                   -- agent, tool, harness or provider; NULL: as the type says
+    actor VARCHAR  -- who acted, from the producer's structure (the adapter's `roles` header): human,
+                   -- counterpart, harness, parent, agent, tool or provider; NULL: as the type says (lw_actor)
 );
 CREATE OR REPLACE TABLE file_formats (file_id BIGINT, format VARCHAR);
 -- A record that only repeats an event already delivered (a replay, the same run in another file) is

@@ -5,7 +5,11 @@ maps is kept as `unknown` with its raw type; and a copy of the same file adds no
 
 Each adapter's given/expect case is a row of CASES: a file (or folder) of its format, the traces and
 events it must stage, and an edit of the file's text that turns one event's type into one never seen.
-The format's own tests (tests/test_format_<format>.py) check what each field becomes."""
+The format's own tests (tests/test_format_<format>.py) check what each field becomes.
+
+Every adapter states the roles of its producer (its `roles` header), and sets who acted from them: ROLES holds,
+per producer, the actors of the events written in the user's place (and of any event not the agent's or a
+tool's) on a file in that producer's shape. Producers in which no person speaks have no `human` there."""
 
 import shutil
 from dataclasses import dataclass
@@ -38,13 +42,15 @@ class Case:
 
 
 CASES = {
+    "agent_chat_log": Case(FORMATS / "agent_chat_log" / "magentic-one.json", 1, 12,
+                           ('"role": "WebSurfer"', f'"role": "{NEW_KIND}"'), "assistant_message"),
     "lessonweaver": Case(REPO / "data" / "coding-agent" / "pr-reviews.jsonl", 9, 43,
                          ('"type": "final_answer"', f'"type": "{NEW_KIND}"')),
     "agent_kernel": Case(FORMATS / "agent_kernel" / "actiontraces.jsonl", 2, 8,
                          ('"type": "final"', f'"type": "{NEW_KIND}"')),
     "chat": Case(FORMATS / "chat" / "conversations.jsonl", 2, 6, ('"role": "function"', f'"role": "{NEW_KIND}"'),
                  copy_adds=(1, 2)),
-    "claude_code": Case(FORMATS / "claude_code" / "-home-dev-shopfront", 1, 22,
+    "claude_code": Case(FORMATS / "claude_code" / "-home-dev-shopfront", 1, 28,
                         ('"type": "tool_use"', f'"type": "{NEW_KIND}"')),
     "codex": Case(FORMATS / "codex" / "sessions" / "2025" / "08" / "20", 1, 4,
                   ('"type": "function_call_output"', f'"type": "{NEW_KIND}"')),
@@ -65,6 +71,47 @@ CASES = {
 }
 ADAPTERS = load_adapters()
 
+# Per producer: a file in its shape, and the actors (NULL: as the type says) of the events in the user's place
+# and of every event set apart from the agent's and the tools': {(type, actor): count}.
+ROLES = {
+    "agent_chat_log (AG2, Magentic-One)": (FORMATS / "agent_chat_log", {
+        ("user_message", "human"): 1,  # Magentic-One's task, labelled human; AG2's is its lead's
+        ("user_message", "parent"): 4,  # that task, and the orchestrator's instructions to its agents
+        ("workflow_step", "harness"): 2}),  # the executor with nothing to run, the orchestration loop's stop
+    "agent_kernel": (FORMATS / "agent_kernel" / "actiontraces.jsonl", {("workflow_step", None): 1}),
+    "chat (OpenAI, Anthropic, tau-bench)": (FORMATS / "chat", {
+        ("user_message", None): 5,  # transcripts of unknown origin: as the type says
+        ("user_message", "counterpart"): 4,  # tau-bench's simulated customer
+        ("evaluation_result", "harness"): 2}),
+    "chat (mini-swe-agent)": (FORMATS / "swe_agent" / "mini-v2", {("workflow_step", "harness"): 10}),
+    "chat (OpenHands completion logs)": (next((FORMATS / "openhands" / "v0" / "evaluation_outputs").glob("*/*/*/llm_completions")),
+                                         {("workflow_step", "harness"): 5}),
+    "claude_code": (FORMATS / "claude_code", {
+        ("user_message", "human"): 3,  # two prompts and an interruption
+        ("human_correction", "human"): 1,  # a tool use the person rejected
+        ("user_message", "parent"): 1,  # a subagent's prompt
+        ("tool_result", "harness"): 1,  # a call the permission settings refused
+        ("workflow_step", "harness"): 5}),  # caveat, command wrapper, its output, IDE note, system reminder
+    "codex": (FORMATS / "codex", {
+        ("user_message", "human"): 4,  # three prompts and an interrupted turn
+        ("human_correction", "human"): 1,  # a command the person rejected
+        ("user_message", "parent"): 1,  # the prompt of a session another agent spawned
+        ("tool_result", "harness"): 1,  # a command the exec policy forbids
+        ("workflow_step", "harness"): 2}),  # injected context
+    "gdev": (FORMATS / "gdev" / "tool_retry.jsonl", {("user_message", "counterpart"): 3, ("workflow_step", None): 12}),
+    "lessonweaver": (REPO / "data" / "coding-agent" / "pr-reviews.jsonl", {("user_message", None): 9, ("human_correction", None): 6}),
+    "openhands": (FORMATS / "openhands" / "v015", {
+        ("user_message", "human"): 2,  # the task of a session: a person's, as far as its events say
+        ("workflow_step", "harness"): 4}),  # an evaluation run's task, and the fake user's replies
+    "otlp": (FORMATS / "otlp" / "spans.jsonl", {("workflow_step", None): 2}),
+    "stream": (FORMATS / "stream", {("user_message", "human"): 14, ("workflow_step", None): 53}),
+    "tau2": (FORMATS / "tau2" / "kestrel_mobile_results.json", {
+        ("user_message", "counterpart"): 14,
+        ("tool_call", "counterpart"): 2, ("tool_result", "counterpart"): 2,  # on the customer's own phone
+        ("evaluation_result", "harness"): 4}),
+    "traceevent": (FORMATS / "traceevent", {("workflow_step", None): 18, ("workflow_step", "parent"): 3}),
+}
+
 
 def test_every_adapter_has_a_case_and_a_priority_of_its_own():
     assert sorted(CASES) == sorted(a.format for a in ADAPTERS)
@@ -75,9 +122,36 @@ def test_every_adapter_has_a_case_and_a_priority_of_its_own():
 def test_two_adapters_with_one_priority_are_refused(tmp_path: Path):
     for name in ("one", "two"):
         (tmp_path / f"{name}.sql").write_text(f"-- format: {name}\n-- title: t\n-- match: false\n-- priority: 5\n"
-                                              "SELECT 1\n", encoding="utf-8")
+                                              "-- roles: user = human; assistant = agent\nSELECT 1\n", encoding="utf-8")
     with pytest.raises(SqlFileError, match="one and two both have priority 5"):
         load_adapters(tmp_path)
+
+
+def test_every_adapter_states_its_roles():
+    for a in ADAPTERS:
+        assert a.roles and a.roles == a.sql.header["roles"], a.format
+        assert "user" in a.roles or "no user role" in a.roles, a.format  # what the user role holds, or that there is none
+
+
+def test_an_adapter_that_does_not_state_its_roles_is_refused(tmp_path: Path):
+    (tmp_path / "mute.sql").write_text("-- format: mute\n-- title: t\n-- match: false\nSELECT 1\n", encoding="utf-8")
+    with pytest.raises(SqlFileError, match=r"mute\.sql: header is missing roles"):
+        load_adapters(tmp_path)
+
+
+def test_every_producer_has_its_roles_checked():
+    assert {name.split(" ")[0] for name in ROLES} == {a.format for a in ADAPTERS}
+
+
+@pytest.mark.parametrize("producer", sorted(ROLES))
+def test_who_acts_is_the_producers_word(producer: str):
+    given, expected = ROLES[producer]
+    con = stage([given])
+    got = {(r["type"], r["actor"]): r["n"] for r in rows(con, """
+        SELECT type, actor, count(*) AS n FROM events
+        WHERE type IN ('user_message', 'human_correction', 'workflow_step') OR actor NOT IN ('agent', 'tool', 'provider')
+        GROUP BY ALL""")}
+    assert got == expected
 
 
 def copy_given(given: Path, to: Path) -> Path:

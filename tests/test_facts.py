@@ -87,3 +87,16 @@ def test_what_a_harness_adds_around_a_shell_output_is_not_the_output(tmp_path):
         {"failed": True, "error": "shop.core.exceptions.RegistryNotReady: Apps aren't loaded yet."},
         {"failed": True, "error": "ERROR: Invalid `path` parameter: /workspace/shop/check_cart.py. "
                                   "File already exists at: /workspace/shop/check_cart.py."}]
+
+
+def test_a_person_is_the_operator_or_a_counterpart_and_nobody_else(tmp_path):
+    """lw_person is the one test detectors ask of who spoke: the person operating the agent and a person it
+    serves (a customer, a simulated user) are people; the harness, a parent agent, the agent, a tool and the
+    provider are not, and neither is an actor nobody gave (the type decides that, through lw_actor)."""
+    con = stage([write_traces(tmp_path, "one.jsonl", [{"trace_id": "p", "source": "s", "task": "t", "events": []}])])
+    said = dict(con.execute("""SELECT a, lw_person(a) FROM (VALUES ('human'), ('counterpart'), ('harness'), ('parent'),
+                                      ('agent'), ('tool'), ('provider'), (NULL)) v(a)""").fetchall())
+    assert said == {"human": True, "counterpart": True, "harness": False, "parent": False, "agent": False,
+                    "tool": False, "provider": False, None: False}
+    assert con.execute("SELECT lw_person(lw_actor('user_message', NULL)), lw_person(lw_actor('user_message', 'parent'))"
+                       ).fetchone() == (True, False)

@@ -4,9 +4,10 @@ in ../shared/samples/coding-agents/ (Codex CLI 0.34, under a hidden .codex folde
 
 The enveloped session: injected context, a prompt written twice, encrypted reasoning, a shell call with a
 0.3x JSON output, a failed apply_patch, a failing test run (`Exit code: 1`), a push the user rejects, an
-interrupted turn, the user's next message, a `failed in sandbox` run, the final answer written twice, and
-bookkeeping (turn context, token counts, task markers). The bare file: the earlier form with a header,
-items without an envelope and state lines.
+interrupted turn, the user's next message, a `failed in sandbox` run, a command the exec policy forbids,
+the final answer written twice, and bookkeeping (turn context, token counts, task markers). A session that
+session spawned (source subagent thread_spawn). The bare file: the earlier form with a header, items
+without an envelope and state lines.
 """
 
 import json
@@ -17,6 +18,7 @@ from conftest import REPO, SHARED, events_of, rows, stage
 
 FIXTURES = REPO / "tests" / "fixtures" / "formats" / "codex"
 SESSION = "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"
+SPAWNED = "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a6c"
 BARE = "5e6f7a8b-9c0d-4e1f-a2b3-c4d5e6f7a8b9"
 SAMPLES = SHARED / "samples" / "coding-agents" / "codex-openprintkit"
 
@@ -30,29 +32,32 @@ def con():
 def test_a_rollout_is_a_trace_and_every_line_is_accounted(con):
     assert rows(con, "SELECT * FROM rejects") == []
     traces = {t["trace_id"]: t for t in rows(con, "SELECT * FROM traces")}
-    assert set(traces) == {SESSION, BARE}
+    assert set(traces) == {SESSION, BARE, SPAWNED}
     t = traces[SESSION]
     assert (t["format"], t["source"], t["task"]) == ("codex", "codex/invoicer", "Fix the VAT rounding in invoices and run the tests.")
     assert json.loads(t["metadata"]) == {"cwd": "/home/dev/invoicer", "cli_version": "0.58.0", "originator": "codex_cli_rs",
                                          "git_branch": "fix/vat", "models": ["gpt-5-codex"]}
     assert traces[BARE]["task"] == "Add a --dry-run flag to the export command."
     assert [(a["records"], a["loaded"], a["unaccounted"]) for a in rows(con, "SELECT * FROM file_accounts ORDER BY records")] == [
-        (7, 7, 0), (25, 25, 0)]
+        (6, 6, 0), (7, 7, 0), (27, 27, 0)]
 
 
 def test_events_once_each_with_their_outcome(con):
-    got = [(e["type"], e["tool_name"], e["status"]) for e in events_of(con, SESSION)]
+    got = [(e["type"], e["tool_name"], e["status"], e["actor"]) for e in events_of(con, SESSION)]
     assert got == [
-        ("user_message", None, None),  # once, though written twice; the environment context is no event
-        ("tool_call", "shell", None), ("tool_result", "shell", "ok"),
-        ("tool_call", "apply_patch", None), ("tool_result", "apply_patch", "error"),
-        ("tool_call", "shell_command", None), ("tool_result", "shell_command", "error"),
-        ("tool_call", "shell_command", None), ("tool_result", "shell_command", "rejected"),
-        ("human_correction", "shell_command", None),  # the rejected push
-        ("human_correction", None, None),  # the interrupted turn
-        ("user_message", None, None),
-        ("tool_call", "shell", None), ("tool_result", "shell", "error"),  # failed in sandbox
-        ("final_answer", None, None),
+        ("workflow_step", None, None, "harness"),  # the environment context Codex writes in the user role
+        ("user_message", None, None, "human"),  # once, though written twice
+        ("tool_call", "shell", None, None), ("tool_result", "shell", "ok", None),
+        ("tool_call", "apply_patch", None, None), ("tool_result", "apply_patch", "error", None),
+        ("tool_call", "shell_command", None, None), ("tool_result", "shell_command", "error", None),
+        ("tool_call", "shell_command", None, None), ("tool_result", "shell_command", "rejected", None),
+        ("human_correction", "shell_command", None, "human"),  # the rejected push
+        ("user_message", None, None, "human"),  # the interrupted turn, a turn of its own
+        ("workflow_step", None, None, "harness"),  # Codex's note of it to the model
+        ("user_message", None, None, "human"),  # what the person said next
+        ("tool_call", "shell", None, None), ("tool_result", "shell", "error", None),  # failed in sandbox: it ran
+        ("tool_call", "shell_command", None, None), ("tool_result", "shell_command", "denied", "harness"),  # forbidden
+        ("final_answer", None, None, None),
     ]
     events = {e["event_id"]: e for e in events_of(con, SESSION)}
     assert json.loads(events["call_test1/output"]["metadata"]) == {"exit_code": 1}
@@ -61,12 +66,26 @@ def test_events_once_each_with_their_outcome(con):
     assert json.loads(events["call_rg"]["metadata"]) == {"arguments": {"command": ["bash", "-lc", "rg -n vat src"]}}
 
 
-def test_corrections_carry_the_users_next_message(con):
-    fixes = [e for e in events_of(con, SESSION) if e["type"] == "human_correction"]
-    assert {f["content"] for f in fixes} == {"Don't push. Round to 2 decimals, half up, as the tax office requires."}
-    assert [json.loads(f["metadata"])["said"] for f in fixes] == ["exec command rejected by user", "interrupted"]
+def test_a_rejection_is_a_correction_and_an_interruption_a_turn_of_its_own(con):
+    events = events_of(con, SESSION)
+    fixes = [e for e in events if e["type"] == "human_correction"]
+    # Codex records no words with a rejection: the correction has none, and the next message is its own turn
+    assert [(f["content"], f["event_id"], f["metadata"]) for f in fixes] == [("", "call_push/correction", None)]
+    (interrupted,) = [e for e in events if e["raw_type"] == "event_msg:turn_aborted"]
+    assert (interrupted["content"], json.loads(interrupted["metadata"])) == ("interrupted", {"interruption": True})
     assert {d["detector"] for d in rows(con, "SELECT detector FROM detections WHERE trace_id = ?", [SESSION])} >= {
         "human_correction"}
+
+
+def test_a_call_the_policy_forbids_is_denied_not_failed(con):
+    (denied,) = [e for e in events_of(con, SESSION) if e["status"] == "denied"]
+    assert (denied["event_id"], denied["success"], denied["actor"]) == ("call_rm1/output", False, "harness")
+    assert denied["content"] == "`bash -lc 'rm -rf build'` rejected: policy forbids commands starting with `rm`"
+
+
+def test_a_spawned_sessions_prompt_is_its_parents(con):
+    said = [(e["type"], e["actor"], e["content"]) for e in events_of(con, SPAWNED) if e["type"] == "user_message"]
+    assert said == [("user_message", "parent", "Find every call of round() in src/ and say which ones round money.")]
 
 
 @pytest.mark.skipif(not SAMPLES.is_dir(), reason="shared samples not present")
@@ -154,7 +173,7 @@ def test_each_line_is_read_from_its_one_parse(tmp_path):
     got = [(e["type"], e["event_id"], e["status"], e["content"], e["metadata"], e["actor"])
            for e in events_of(con, session)]
     assert got == [
-        ("user_message", got[0][1], None, "Make the tests pass.", None, None),
+        ("user_message", got[0][1], None, "Make the tests pass.", None, "human"),
         ("tool_call", "c1", None, "shell", '{"arguments":{"command":["bash","-lc","pytest -q"]}}', None),
         ("tool_result", "c1/output", "error", "2 failed", '{"exit_code":3}', None),
         ("tool_call", "c2", None, "shell", '{"arguments":{"command":["ls"]}}', None),

@@ -100,18 +100,18 @@ def test_the_answer_key_is_never_read(con):
 def test_the_customer_acts_on_their_own_phone(con):
     assert shape(con, AIRPLANE) == [
         ("assistant_message", None, None, None),  # tau2's greeting
-        ("user_message", None, None, "human"),
+        ("user_message", None, None, "counterpart"),
         ("assistant_message", None, None, None),  # text and a call in one message: the text first
         ("tool_call", "find_customer_by_phone", None, None), ("tool_result", "find_customer_by_phone", "ok", None),
         ("assistant_message", None, None, None),
-        ("tool_call", "check_device_status", None, "human"), ("tool_result", "check_device_status", "ok", "human"),
-        ("user_message", None, None, "human"),
+        ("tool_call", "check_device_status", None, "counterpart"), ("tool_result", "check_device_status", "ok", "counterpart"),
+        ("user_message", None, None, "counterpart"),
         ("assistant_message", None, None, None),
-        ("tool_call", "toggle_airplane_mode", None, "human"), ("tool_result", "toggle_airplane_mode", "ok", "human"),
-        ("user_message", None, None, "human"),
+        ("tool_call", "toggle_airplane_mode", None, "counterpart"), ("tool_result", "toggle_airplane_mode", "ok", "counterpart"),
+        ("user_message", None, None, "counterpart"),
         ("tool_call", "add_data_pack", None, None), ("tool_result", "add_data_pack", "ok", None),
         ("final_answer", None, None, None),
-        ("user_message", None, None, "human"),
+        ("user_message", None, None, "counterpart"),
         ("evaluation_result", None, "failed", "harness"),
     ]
     events = {e["event_id"]: e for e in events_of(con, AIRPLANE)}
@@ -120,8 +120,13 @@ def test_the_customer_acts_on_their_own_phone(con):
     assert events["m6"]["parent_id"] == "m5.1" and events["m10"]["content"] == "Airplane mode is now OFF"
     assert json.loads(events["m12.1"]["metadata"])["arguments"] == {"line_id": "L-401", "gb": 1}
     assert json.loads(events["m1"]["extra"])["turn_idx"] == 1 and "raw_data" not in json.loads(events["m1"]["extra"])
+    # the customer is a person the agent serves, not its operator: no event of a run is the operator's
+    assert con.execute("SELECT count(*) FROM events WHERE actor = 'human'").fetchone()[0] == 0
     # the customer's own writes are not the agent's: only the agent's calls are in the agent's facts
     execute(con, "facts/facts.sql")
+    # and each of their turns is a person's turn
+    assert [f["turn"] for f in rows(con, "SELECT turn FROM facts WHERE trace_id = ? AND type = 'user_message' ORDER BY seq",
+                                    [AIRPLANE])] == [1, 2, 3, 4]
     assert {f["tool_name"] for f in rows(con, "SELECT tool_name FROM facts WHERE trace_id = ? AND type = 'tool_call' AND actor = 'agent'",
                                          [AIRPLANE])} == {"find_customer_by_phone", "add_data_pack"}
 
@@ -144,7 +149,7 @@ def test_the_reward_is_an_evaluation_that_names_the_failed_component(con):
 def test_failed_tool_calls_and_a_premature_end(con):
     assert shape(con, SUSPENDED) == [
         ("final_answer", None, None, None),  # the greeting is the agent's only text
-        ("user_message", None, None, "human"),
+        ("user_message", None, None, "counterpart"),
         ("tool_call", "find_customer_by_phone", None, None), ("tool_result", "find_customer_by_phone", "ok", None),
         ("tool_call", "add_data_pack", None, None), ("tool_result", "add_data_pack", "error", None),
         ("tool_call", "add_data_pack", None, None), ("tool_result", "add_data_pack", "error", None),
@@ -318,7 +323,7 @@ def test_the_real_telecom_runs():
     assert {k: ("failed" if v["failed"] else "passed") for k, v in labels.items()} == verdicts
     # every call answered, by id; the customer runs 173 of the 298 on their own phone
     calls = dict(con.execute("SELECT coalesce(actor, 'agent'), count(*) FROM events WHERE type = 'tool_call' GROUP BY 1").fetchall())
-    assert calls == {"human": 173, "agent": 125}
+    assert calls == {"counterpart": 173, "agent": 125}
     assert con.execute("""SELECT count(*) FROM events r JOIN events c ON c.trace_id = r.trace_id AND c.event_id = r.parent_id
                           WHERE r.type = 'tool_result' AND c.type = 'tool_call'
                             AND c.metadata->>'tool_call_id' = r.metadata->>'tool_call_id'

@@ -98,11 +98,16 @@ def ours(shared: Path, rows: list[tuple[dict, str]], work: Path, name: str) -> d
 
 
 def score(name: str, rows: list[tuple[dict, str]], found: dict[str, list[Ours]], every: bool = False) -> SetScore:
-    """Compare the reader's labels with ours; `every`: keep every disagreement, not only those on corrections."""
+    """Compare the reader's labels with ours; `every`: keep every disagreement, not only those on corrections.
+    A tool use the person refused is labelled by the text the producer wrote ("The user doesn't want to
+    proceed..."); we keep only the words the person added, none here: such a label is found among our
+    corrections without words."""
     s = SetScore(name, labelled=len(rows))
     taken: Counter = Counter()
     for row, text in rows:
         key = row["sha1_12"]
+        if text.startswith(extract.PERSON_REFUSALS) and key not in found:
+            key = sha12("")
         if taken[key] >= len(found.get(key, [])):
             s.counts["missing", row["speaker"]] += 1
             continue

@@ -8,6 +8,9 @@
 --     OR (json_exists(doc, '$.trace_id') AND json_exists(doc, '$.actions'))
 --   ELSE false END
 -- priority: 310
+-- roles: no user role: an ActionTrace is one capability call of an agent (principal_id) = agent, its result
+--   or error = tool; an export's `correction` = human (a reviewer's, `corrected_by`). Read in
+--   dgenio/weaver-kernel's ActionTrace (../shared/samples/other, the lessonweaver project's interop example).
 --
 -- weaver-kernel audits every capability call as an ActionTrace: one action (an invoke, a handle expansion
 -- or a refused grant) with its arguments, status, error, sensitivity and, in an export, a reviewer's

@@ -10,6 +10,23 @@
 -- priority: 250
 -- gathers: yes
 -- whole: NOT (json_type(doc, '$.role') = 'VARCHAR')
+-- roles: by producer, from the record's shape.
+--   tau-bench results: user = counterpart (the user simulator, or a person, playing the customer:
+--     sierra-research/tau-bench tau_bench/envs/user.py, tau_bench/agents/tool_calling_agent.py); assistant =
+--     agent; tool = tool.
+--   OpenHands LLM completion logs (log_completions: messages, response, args, kwargs, timestamp, cost;
+--     All-Hands-AI/OpenHands openhands/llm/llm.py): user = harness (the task statement, observations and
+--     continue prompts of an evaluation run); assistant = agent; tool = tool.
+--   mini-swe-agent `.traj.json` (trajectory_format mini-swe-agent-*; SWE-agent/mini-swe-agent
+--     src/minisweagent/agents/default.py, interactive.py, exceptions.py): user = harness (the instance
+--     template, observations, format errors, time-outs), except, in its interactive mode, what a person typed:
+--     human (an interruption, `extra.interrupt_type` UserInterruption; a new task, UserNewTask; commands
+--     rejected with their words, UserRejection, a human_correction; a command run in human mode); exit =
+--     harness (how the run ended); assistant = agent.
+--   SWE-agent `.traj` (`history`): read as before, by the fallback below (a dedicated adapter is coming).
+--   Other chat transcripts (OpenAI messages, Anthropic content blocks) of unknown origin: user = human
+--     (actor NULL: as the type says), or harness where the text is an agent framework's template
+--     (lw_harness_text, the fallback for producers that do not say); assistant = agent; tool = tool.
 --
 -- A conversation is a trace. It is written three ways:
 --   - a record with `messages` (the fine-tuning and API request shape; JSON Lines, or one object per file):
@@ -20,9 +37,12 @@
 --     conversation (`traj`), `reward` an evaluation (1 passed, below 1 failed). `info` holds the grader's
 --     expected actions: it is not part of the conversation and is not read.
 -- The system prompt is the trace's context (traces.extra.system), not an event; the first user message
--- is the task. User text that is an agent framework's template (lw_harness_text: an observation wrapped
--- as a user turn, a format error, a continue notice) is a workflow_step of the harness, not a person.
--- Other user and assistant text become user_message and assistant_message (the last assistant text
+-- is the task (for a producer whose user role is its harness, the first text in that role). Who wrote the
+-- user role's text is the producer's (the roles above): a person's or a counterpart's text is a
+-- user_message, the harness's a workflow_step (actor harness). For a transcript of unknown origin, text
+-- that is an agent framework's template (lw_harness_text: an observation wrapped as a user turn, a format
+-- error, a continue notice) is the harness's, the rest a person's.
+-- Assistant text becomes an assistant_message (the last assistant text
 -- is the final_answer); assistant tool calls (OpenAI `tool_calls`, `function_call`, Anthropic `tool_use`
 -- blocks) become tool_call events, and `tool` / `function` messages and Anthropic `tool_result` blocks
 -- tool_result events, paired with their call by its id. A tool result that reports an error (`is_error`,
@@ -55,6 +75,13 @@ CREATE OR REPLACE TEMP MACRO chat_list(shape) AS CASE shape WHEN 'tau' THEN 'tra
 CREATE OR REPLACE TEMP TABLE chat_units AS
 SELECT file_id, record AS unit, any_value(file) AS file, any_value(line) AS line, any_value(shape) AS shape,
        any_value(doc) AS doc,
+       -- the producer, as far as the record's shape tells (the roles of the header)
+       CASE WHEN any_value(shape) = 'tau' THEN 'tau-bench'
+            WHEN any_value(shape) = 'history' THEN 'swe-agent'
+            WHEN coalesce(any_value(doc)->>'trajectory_format', '') LIKE 'mini-swe-agent%' THEN 'mini-swe-agent'
+            WHEN json_exists(any_value(doc), '$.response')
+                 AND list_has_all(json_keys(any_value(doc)), ['args', 'kwargs', 'timestamp', 'cost']) THEN 'openhands'
+            ELSE 'chat' END AS producer,
        CASE any_value(shape)
          WHEN 'tau' THEN 'tau-' || (any_value(doc)->>'task_id') || '-' || coalesce(any_value(doc)->>'trial', '0')
                          || '-' || substr(md5(any_value(file)), 1, 6)
@@ -64,7 +91,7 @@ SELECT file_id, record AS unit, any_value(file) AS file, any_value(line) AS line
        END AS trace_id
 FROM chat_docs WHERE shape <> 'message' GROUP BY file_id, record
 UNION ALL
-SELECT file_id, min(record), any_value(file), arg_min(line, record), 'message', NULL,
+SELECT file_id, min(record), any_value(file), arg_min(line, record), 'message', NULL, 'chat',
        'chat-' || substr(md5(any_value(file)), 1, 16)
 FROM chat_docs WHERE shape = 'message' GROUP BY file_id;
 
@@ -139,9 +166,18 @@ WITH own AS (
     -- the harness's observation in the next message
     SELECT *, CASE WHEN lower(m.role) IN ('assistant', 'ai', 'model')
                    THEN coalesce(nullif(trim(msg->>'action', e' \n\r\t'), ''), lw_text_action(content_text)) END AS action,
-           lower(m.role) IN ('user', 'human') AND lw_observation(content_text) AS observes
+           lower(m.role) IN ('user', 'human') AND lw_observation(content_text) AS observes,
+           -- what a person typed into mini-swe-agent's interactive mode (the rest of its user role is the
+           -- harness's): an interruption, a new task, commands rejected with their words, a command of their own
+           CASE WHEN producer = 'mini-swe-agent' AND lower(m.role) = 'user' THEN
+                CASE WHEN msg->'extra'->>'interrupt_type' = 'UserRejection' THEN 'rejection'
+                     WHEN msg->'extra'->>'interrupt_type' = 'UserInterruption' THEN 'interruption'
+                     WHEN msg->'extra'->>'interrupt_type' = 'UserNewTask'
+                          OR (json_type(msg, '$.extra.actions') = 'ARRAY' AND json_array_length(msg, '$.extra.actions') > 0)
+                          THEN 'said' END END AS person
     -- a message's text, worked out once: every use below reads it
-    FROM (SELECT *, lw_content_text(m.content) AS content_text FROM chat_messages ANTI JOIN chat_problems USING (file_id, record))
+    FROM (SELECT c.*, lw_content_text(c.m.content) AS content_text, u.producer
+          FROM chat_messages c ANTI JOIN chat_problems USING (file_id, record) JOIN chat_units u USING (file_id, unit))
 ),
 ok AS (
     -- each message with what its neighbours are (small values only: the messages themselves stay put)
@@ -165,24 +201,40 @@ SELECT file_id, unit, record, pos, 0 AS sub, lower(m.role) AS role,
             WHEN observes AND prev_role IN ('assistant', 'ai', 'model') AND prev_action IS NOT NULL THEN 'tool_result'
             -- mini-swe-agent's last message: how the run ended and what it submitted
             WHEN lower(m.role) = 'exit' THEN 'workflow_step'
-            -- an agent framework's template in the user's place (an observation, a format error, a
-            -- continue notice) is a step of the harness, not a person speaking
-            WHEN lower(m.role) IN ('user', 'human') AND lw_harness_text(content_text) THEN 'workflow_step'
-            WHEN lower(m.role) IN ('user', 'human') THEN 'user_message'
+            WHEN lower(m.role) IN ('user', 'human') THEN
+                 CASE WHEN producer = 'tau-bench' THEN 'user_message'  -- the customer
+                      -- the harness's user role: the task statement, observations, templates
+                      WHEN producer = 'openhands' THEN 'workflow_step'
+                      WHEN producer = 'mini-swe-agent' THEN CASE person WHEN 'rejection' THEN 'human_correction'
+                                                                        WHEN 'interruption' THEN 'user_message'
+                                                                        WHEN 'said' THEN 'user_message'
+                                                                        ELSE 'workflow_step' END
+                      -- of unknown origin (and SWE-agent's history, read as before): an agent framework's
+                      -- template in the user's place (an observation, a format error, a continue notice) is
+                      -- a step of the harness, the rest a person's
+                      WHEN lw_harness_text(content_text) THEN 'workflow_step'
+                      ELSE 'user_message' END
             WHEN lower(m.role) IN ('assistant', 'ai', 'model', 'bot') THEN 'assistant_message'
             ELSE 'unknown' END AS kind,
-       content_text AS text,
+       -- a rejection's text is the words the person gave with it (none when they only switched modes)
+       CASE WHEN person = 'rejection'
+            THEN coalesce(trim(regexp_extract(content_text, '(?s)with the following message:\s*(.*)$', 1)), '')
+            ELSE content_text END AS text,
        coalesce(m.tool_call_id, msg->'tool_call_ids'->>0,
                 CASE WHEN observes AND prev_action IS NOT NULL THEN 'text-' || (pos - 1) END) AS call_id,
        CASE WHEN lower(m.role) IN ('tool', 'function') THEN m.name END AS tool_name,
-       NULL::JSON AS args, NULL::BOOLEAN AS is_error, m.role AS raw_role
+       NULL::JSON AS args, NULL::BOOLEAN AS is_error, m.role AS raw_role,
+       -- who wrote it, where the producer says (NULL: as the type says)
+       CASE WHEN lower(m.role) IN ('user', 'human') AND producer = 'tau-bench' THEN 'counterpart'
+            WHEN lower(m.role) IN ('user', 'human') AND person IS NOT NULL THEN 'human' END AS actor,
+       person = 'interruption' AS interruption
 FROM ok
 WHERE lower(m.role) NOT IN ('system', 'developer')
   AND (content_text IS NOT NULL OR lower(m.role) IN ('tool', 'function'))
 UNION ALL
 -- an action written in the agent's text (one fenced shell block) that the harness answered: a bash call
 SELECT file_id, unit, record, pos, 1, 'assistant', 'tool_call', action, 'text-' || pos, 'bash',
-       json_object('command', action), NULL, 'assistant'
+       json_object('command', action), NULL, 'assistant', NULL, NULL
 FROM ok
 WHERE lower(m.role) IN ('assistant', 'ai', 'model') AND action IS NOT NULL AND answered
   AND coalesce(json_array_length(m.tool_calls), 0) = 0
@@ -191,14 +243,14 @@ UNION ALL
 SELECT file_id, unit, record, pos, sub, 'assistant', 'tool_call',
        c->'function'->>'name', c->>'id', c->'function'->>'name',
        CASE WHEN json_valid(c->'function'->>'arguments') THEN (c->'function'->>'arguments')::JSON
-            ELSE to_json(c->'function'->>'arguments') END, NULL, 'assistant'
+            ELSE to_json(c->'function'->>'arguments') END, NULL, 'assistant', NULL, NULL
 FROM calls
 UNION ALL
 -- the older single function_call
 SELECT file_id, unit, record, pos, 1, 'assistant', 'tool_call', m.function_call->>'name', NULL,
        m.function_call->>'name',
        CASE WHEN json_valid(m.function_call->>'arguments') THEN (m.function_call->>'arguments')::JSON
-            ELSE to_json(m.function_call->>'arguments') END, NULL, 'assistant'
+            ELSE to_json(m.function_call->>'arguments') END, NULL, 'assistant', NULL, NULL
 FROM ok WHERE json_type(m.function_call) = 'OBJECT'
 UNION ALL
 -- Anthropic blocks: tool_use in an assistant message, tool_result in a user message
@@ -207,7 +259,7 @@ SELECT file_id, unit, record, pos, sub, role,
        CASE b->>'type' WHEN 'tool_use' THEN b->>'name'
             ELSE coalesce(lw_content_text(b->'content'), CASE WHEN json_type(b, '$.content') = 'VARCHAR' THEN b->>'content' END) END,
        coalesce(b->>'id', b->>'tool_use_id'), CASE b->>'type' WHEN 'tool_use' THEN b->>'name' END,
-       CASE b->>'type' WHEN 'tool_use' THEN b->'input' END, lw_bool(b->>'is_error'), role
+       CASE b->>'type' WHEN 'tool_use' THEN b->'input' END, lw_bool(b->>'is_error'), role, NULL, NULL
 FROM blocks WHERE b->>'type' IN ('tool_use', 'tool_result');
 
 -- A tool result takes its tool from the call it answers (the call before it with that id), and failed
@@ -236,8 +288,11 @@ INSERT INTO traces (trace_id, format, source, task, outcome, tenant, file, line,
 SELECT u.trace_id, 'chat',
        coalesce(u.doc->>'source', u.doc->'metadata'->>'source', u.doc->>'agent',
                 nullif(regexp_extract(u.file, '([^/]+)/[^/]+$', 1), ''), 'chat'),
+       -- the task: the first person's text, or where the user role is the harness's, its first text there
        (SELECT lw_clip(arg_min(e.text, e.seq), 300) FROM chat_events e
-        WHERE e.file_id = u.file_id AND e.unit = u.unit AND e.kind = 'user_message'),
+        WHERE e.file_id = u.file_id AND e.unit = u.unit
+          AND (e.kind = 'user_message'
+               OR (u.producer IN ('openhands', 'mini-swe-agent') AND e.kind = 'workflow_step' AND e.raw_role IN ('user', 'human')))),
        CASE WHEN u.shape = 'tau' AND json_exists(u.doc, '$.reward')
             THEN CASE WHEN try_cast(u.doc->>'reward' AS DOUBLE) >= 1 THEN 'success' ELSE 'failed' END
             -- mini-swe-agent and SWE-agent: how the run ended (Submitted, LimitsExceeded, exit_cost...)
@@ -274,8 +329,9 @@ SELECT u.trace_id, e.seq, 'm' || e.pos || CASE WHEN e.sub > 0 THEN '.' || e.sub 
        CASE WHEN e.kind IN ('tool_call', 'tool_result') THEN e.tool END,
        NULL, NULL,
        CASE WHEN e.kind = 'tool_call' THEN json_object('arguments', e.args, 'tool_call_id', e.call_id)
-            WHEN e.kind = 'tool_result' AND e.call_id IS NOT NULL THEN json_object('tool_call_id', e.call_id) END,
-       NULL, e.file_id, e.record, CASE WHEN e.kind = 'workflow_step' THEN 'harness' END
+            WHEN e.kind = 'tool_result' AND e.call_id IS NOT NULL THEN json_object('tool_call_id', e.call_id)
+            WHEN e.interruption THEN json_object('interruption', true) END,
+       NULL, e.file_id, e.record, CASE WHEN e.kind = 'workflow_step' THEN 'harness' ELSE e.actor END
 FROM chat_events e JOIN chat_units u ON u.file_id = e.file_id AND u.unit = e.unit
 SEMI JOIN traces t ON t.trace_id = u.trace_id AND t.format = 'chat'
 UNION ALL

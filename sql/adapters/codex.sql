@@ -8,19 +8,35 @@
 --   ELSE false END
 -- priority: 330
 -- gathers: yes
+-- roles: user = human (what the person typed: event_msg user_message; an interrupted turn, turn_aborted; a
+--   rollback or an undo; a command or patch they rejected: "exec command rejected by user", "patch rejected
+--   by user"), harness (context Codex writes in the user role: <environment_context>, AGENTS.md and
+--   <user_instructions>, <turn_aborted>, <subagent_notification>, <user_shell_command>… response items; a
+--   call its approval policy, exec policy or automatic reviewer refused: "`cmd` rejected: policy forbids
+--   commands starting with …", "approval policy is …; reject command", "exec command rejected: …", "This
+--   action was rejected due to unacceptable risk"), parent (the prompts of a session another agent spawned:
+--   session_meta source subagent thread_spawn; another sub-agent session's, review or compact, are the
+--   harness's); function_call_output = tool (but those refusals); assistant = agent; error events = provider
+--   (a sandbox error: the tool's). Read in openai/codex codex-rs/core/src/tools/events.rs (rejections
+--   normalised to "exec command rejected by user"), tools/orchestrator.rs (a forbidden command is a
+--   rejection with the policy's reason), exec_policy.rs, guardian (the reviewer's refusal),
+--   handlers/shell.rs (the escalation refusal), protocol.rs (SessionSource::SubAgent).
 --
 -- A session is a trace (trace_id = the session_meta id, else the id in the file name). Lines are
 -- {timestamp, type, payload}; the earlier bare form (a header {id, timestamp, instructions}, then response
 -- items with no envelope, and {"record_type": "state"} lines) is read too.
--- User text is a user_message (the first is the task; context Codex injects, such as <environment_context>
--- or AGENTS.md, is not), assistant text an assistant_message (the last, or one in the final_answer phase,
--- the final_answer). Codex writes user and assistant text twice (a response_item and an event_msg): the
+-- What the person typed is a user_message (the first is the task); context Codex injects in the user role
+-- (<environment_context>, AGENTS.md…) is a workflow_step of the harness, as written. Assistant text is an
+-- assistant_message (the last, or one in the final_answer phase, the final_answer). Codex writes user and assistant text twice (a response_item and an event_msg): the
 -- event_msg user_message and the response_item assistant message are kept, the copies linked.
 -- function_call, custom_tool_call, local_shell_call and web_search_call are tool_call events, their outputs
 -- tool_result events paired by call_id. Failure is only in the output text: a non-zero exit code (the JSON
 -- of 0.3x, `Exit code: N`, `Process exited with code N`), `failed in sandbox …`, a timeout, an apply_patch
--- error. `exec command rejected by user` and `patch rejected by user` are human corrections, as are an
--- interrupted turn (turn_aborted), a rollback and an undo; the user's next message is the correction's text.
+-- error. `exec command rejected by user` and `patch rejected by user` are tool_results with status rejected
+-- and human corrections (with no words: Codex records none); a call its policies refused is a tool_result
+-- with status denied (actor harness), not a failure of the tool. An interrupted turn (turn_aborted), a
+-- rollback and an undo are the person's user_messages (metadata interruption or rollback), their text the
+-- marker; what the person says next is a turn of its own.
 -- Error events (a stream cut, an overloaded model, a usage limit) are the model provider's (actor provider).
 -- Reasoning (encrypted), token counts, turn markers and other bookkeeping are accounted, not events; a
 -- response item of a type not named here is an event of type unknown.
@@ -41,7 +57,7 @@ WITH items AS (
                       'arguments': f.arguments, 'input': f.input, 'action': f.action, 'phase': f.phase,
                       'codex_error_info': f.codex_error_info, 'cwd': f.cwd, 'cli_version': f.cli_version,
                       'originator': f.originator, 'git': f.git, 'forked_from_id': f.forked_from_id,
-                      'parent_thread_id': f.parent_thread_id, 'model': f.model} END AS q,
+                      'parent_thread_id': f.parent_thread_id, 'model': f.model, 'source': f.source} END AS q,
            f.id AS header_id,
            CASE WHEN kind IN ('session_meta', 'turn_context', 'header') OR contains(doc, '<cwd>')
                      OR contains(doc, '\u003c') OR contains(doc, '\u003C')
@@ -61,22 +77,29 @@ WITH items AS (
                                  "phase": "VARCHAR", "codex_error_info": "VARCHAR", "cwd": "VARCHAR",
                                  "cli_version": "VARCHAR", "originator": "VARCHAR", "git": "JSON",
                                  "forked_from_id": "VARCHAR", "parent_thread_id": "VARCHAR", "model": "VARCHAR",
+                                 "source": "JSON",
                                  "payload": {"id": "VARCHAR", "type": "VARCHAR", "role": "VARCHAR", "message": "VARCHAR",
                                              "reason": "VARCHAR", "content": "JSON", "call_id": "VARCHAR",
                                              "name": "VARCHAR", "output": "JSON", "arguments": "VARCHAR",
                                              "input": "VARCHAR", "action": "JSON", "phase": "VARCHAR",
                                              "codex_error_info": "VARCHAR", "cwd": "VARCHAR", "cli_version": "VARCHAR",
                                              "originator": "VARCHAR", "git": "JSON", "forked_from_id": "VARCHAR",
-                                             "parent_thread_id": "VARCHAR", "model": "VARCHAR"}}') AS f
+                                             "parent_thread_id": "VARCHAR", "model": "VARCHAR",
+                                             "source": "JSON"}}') AS f
                       FROM records_in)))
 ),
--- the session's id, per file: the session_meta's (or the early header's)
+-- the session's id, per file: the session_meta's (or the early header's); and who writes its prompts: a
+-- session another agent spawned (source subagent thread_spawn) is prompted by that agent, one Codex started
+-- itself for a review or a compaction by Codex
 sessions AS (
-    SELECT file_id, arg_min(CASE WHEN kind = 'session_meta' THEN q.id ELSE header_id END, record) AS session_id
+    SELECT file_id, arg_min(CASE WHEN kind = 'session_meta' THEN q.id ELSE header_id END, record) AS session_id,
+           arg_min(CASE WHEN json_exists(q.source, '$.subagent.thread_spawn') THEN 'parent'
+                        WHEN json_exists(q.source, '$.subagent') THEN 'harness' END, record)
+               FILTER (WHERE kind = 'session_meta') AS prompted_by
     FROM items WHERE (kind = 'session_meta' AND q.id IS NOT NULL) OR (kind = 'header' AND header_id IS NOT NULL)
     GROUP BY file_id
 )
-SELECT i.file_id, i.file, i.line, i.record, i.timestamp, i.ts, i.kind, i.q, i.cwd_text, i.enveloped,
+SELECT i.file_id, i.file, i.line, i.record, i.timestamp, i.ts, i.kind, i.q, i.cwd_text, i.enveloped, s.prompted_by,
        (i.file_id << 32) + i.record AS ord,  -- file order across the files of a session
        coalesce(s.session_id,
                 nullif(regexp_extract(i.file, '([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$', 1), ''),
@@ -92,11 +115,13 @@ CREATE OR REPLACE TEMP MACRO codex_injected(t) AS
 -- Lines that are no part (reasoning, token counts, bookkeeping) stop here.
 CREATE OR REPLACE TEMP TABLE codex_parts AS
 WITH parts AS (
-    SELECT file_id, file, line, record, timestamp, ts, kind, ord, trace_id, enveloped, q.type AS ptype,
+    SELECT file_id, file, line, record, timestamp, ts, kind, ord, trace_id, enveloped, prompted_by, q.type AS ptype,
            CASE
              WHEN kind = 'event_msg' AND q.type = 'user_message' AND NOT codex_injected(q.message) THEN 'prompt'
              WHEN kind = 'response_item' AND q.type = 'message' AND q.role = 'user'
                   AND NOT codex_injected(lw_content_text(q.content)) THEN 'prompt_item'
+             -- context Codex writes in the user role: the harness's, as written
+             WHEN kind = 'response_item' AND q.type = 'message' AND q.role = 'user' THEN 'context'
              WHEN kind = 'response_item' AND q.type = 'message' AND q.role = 'assistant' THEN 'say'
              WHEN kind = 'event_msg' AND q.type = 'agent_message' THEN 'say_event'
              WHEN kind = 'response_item' AND q.type IN ('function_call', 'custom_tool_call', 'local_shell_call', 'web_search_call')
@@ -138,9 +163,13 @@ FROM keyed k LEFT JOIN payload_texts t USING (file_id, record);
 CREATE OR REPLACE TEMP TABLE codex_outputs AS
 SELECT file_id, record, out_text,
        CASE
+         -- the person said no; the harness said no (a forbidden command, an escalation its approval policy
+         -- does not allow, the automatic reviewer): neither ran, so neither is the tool's failure
+         WHEN regexp_matches(out_text, '^\s*(exec command|patch) rejected by user') THEN 'rejected'
+         WHEN regexp_matches(out_text, '^\s*(`[^\n]*` rejected: |approval policy is \w+; reject command|exec command rejected: |This action was rejected due to unacceptable risk)')
+              THEN 'denied'
          WHEN exit_code IS NOT NULL THEN CASE WHEN exit_code = 0 THEN 'ok' ELSE 'error' END
          WHEN success_flag IS NOT NULL THEN CASE WHEN success_flag THEN 'ok' ELSE 'error' END
-         WHEN regexp_matches(out_text, '^\s*(exec command|patch) rejected by user') THEN 'rejected'
          WHEN regexp_matches(out_text, '^\s*Exit code: (\d+)') THEN CASE WHEN regexp_extract(out_text, '^\s*Exit code: (\d+)', 1) = '0' THEN 'ok' ELSE 'error' END
          WHEN regexp_matches(out_text, 'Process exited with code (\d+)') THEN CASE WHEN regexp_extract(out_text, 'Process exited with code (\d+)', 1) = '0' THEN 'ok' ELSE 'error' END
          WHEN regexp_matches(out_text, '^\s*(failed in sandbox|command timed out|execution error|error: |apply_patch verification failed|err: |invalid hunk)')
@@ -180,6 +209,7 @@ SELECT c.* EXCLUDE (copy_key, output), o.out_text, o.status AS out_status, o.exi
 FROM codex_parts c SEMI JOIN firsts USING (file_id, record)
 LEFT JOIN codex_outputs o USING (file_id, record);
 
+-- The person's prompts: the first is the task.
 CREATE OR REPLACE TEMP TABLE codex_prompts AS
 SELECT trace_id, ord, text FROM codex_kept WHERE part IN ('prompt', 'prompt_item');
 
@@ -188,13 +218,11 @@ SELECT k.*, c.tool AS called_tool,
        CASE k.part WHEN 'prompt' THEN 'user_message' WHEN 'prompt_item' THEN 'user_message'
                    WHEN 'say' THEN 'assistant_message' WHEN 'say_event' THEN 'assistant_message'
                    WHEN 'call' THEN 'tool_call' WHEN 'output' THEN 'tool_result'
-                   WHEN 'interrupt' THEN 'human_correction' WHEN 'rollback' THEN 'human_correction'
-                   WHEN 'error' THEN 'error' WHEN 'other' THEN 'unknown' ELSE 'workflow_step' END AS type,
-       n.text AS next_prompt
+                   WHEN 'interrupt' THEN 'user_message' WHEN 'rollback' THEN 'user_message'
+                   WHEN 'error' THEN 'error' WHEN 'other' THEN 'unknown' ELSE 'workflow_step' END AS type
 FROM codex_kept k
 LEFT JOIN (SELECT trace_id, call_id, any_value(tool) AS tool FROM codex_kept WHERE part = 'call' AND call_id IS NOT NULL
-           GROUP BY ALL) c ON c.trace_id = k.trace_id AND c.call_id = k.call_id AND k.part = 'output'
-ASOF LEFT JOIN codex_prompts n ON n.trace_id = k.trace_id AND n.ord > k.ord;
+           GROUP BY ALL) c ON c.trace_id = k.trace_id AND c.call_id = k.call_id AND k.part = 'output';
 
 -- Each event's place in its session, worked out on narrow rows: a command or patch the user rejected did
 -- not run, and is a correction too (its copy); the session's last assistant message is its final answer.
@@ -237,9 +265,12 @@ SELECT trace_id, o.seq,
        CASE WHEN o.type = 'assistant_message' AND (t.phase = 'final_answer' OR o.seq = o.last_say)
             THEN 'final_answer' ELSE o.type END,
        kind || ':' || coalesce(ptype, kind),
-       CASE WHEN o.type = 'human_correction' THEN coalesce(next_prompt, out_text, text, ptype)
+       -- a rejection carries no words of the person's (Codex records none); an interruption or a rollback is
+       -- its marker
+       CASE WHEN o.type = 'human_correction' THEN ''
             WHEN part = 'call' THEN tool
             WHEN part = 'output' THEN left(out_text, 4000)
+            WHEN part IN ('interrupt', 'rollback') THEN coalesce(text, ptype)
             ELSE text END,
        CASE WHEN part = 'output' AND NOT o.is_copy THEN out_status WHEN o.type = 'error' THEN 'error' END,
        CASE WHEN part = 'output' AND NOT o.is_copy THEN out_status = 'ok' WHEN o.type = 'error' THEN false END,
@@ -251,10 +282,15 @@ SELECT trace_id, o.seq,
                             coalesce(CASE WHEN json_valid(arguments) THEN arguments::JSON END,
                                      to_json(arguments), to_json(input), action) END,
            'exit_code', CASE WHEN part = 'output' THEN exit_code END,
-           'said', CASE WHEN o.type = 'human_correction' THEN coalesce(out_text, reason, ptype) END))::VARCHAR, '{}')::JSON,
+           'interruption', CASE WHEN part = 'interrupt' THEN true END,
+           'rollback', CASE WHEN part = 'rollback' THEN true END))::VARCHAR, '{}')::JSON,
        NULL, file_id, record,
-       -- Codex's error events are the model provider's (stream cut, overloaded, usage limit), but a sandbox's
-       CASE WHEN part = 'error' AND coalesce(error_info, '') <> 'sandbox_error' THEN 'provider' END
+       CASE WHEN part IN ('prompt', 'prompt_item') THEN coalesce(prompted_by, 'human')
+            WHEN part IN ('interrupt', 'rollback') OR o.type = 'human_correction' THEN 'human'
+            WHEN part = 'context' THEN 'harness'
+            WHEN part = 'output' AND out_status = 'denied' THEN 'harness'
+            -- Codex's error events are the model provider's (stream cut, overloaded, usage limit), but a sandbox's
+            WHEN part = 'error' AND coalesce(error_info, '') <> 'sandbox_error' THEN 'provider' END
 FROM codex_typed t JOIN codex_seq o USING (trace_id, file_id, record);
 
 -- Every other line (session header, turn context, reasoning, token counts, copies) belongs to its session.

@@ -4,6 +4,12 @@
 --   OR (json_exists(doc, '$.run_id') AND json_exists(doc, '$.span_id') AND json_exists(doc, '$.event_type'))
 -- priority: 306
 -- gathers: yes
+-- roles: user (webhook_received) = counterpart (a player's support message, relayed by the studio's webhook: the
+--   person the agent serves; the format keeps references, not its text); approval_decision = human (a
+--   reviewer of the team operating the agent approves, rejects or corrects); the pipeline's own steps
+--   (dedup, guards, policy, approval_pending) = harness; model and tool calls = agent, their results = tool;
+--   eval_case_result = harness. Read in ashishki/gdev-agent app/schemas.py (WebhookRequest), app/agent.py
+--   (process_webhook), app/services/approval_service.py and ../shared/formats/gdev-agent-trace-v1.md.
 --
 -- Reads records_in(file_id, file, line, record, doc) and fills staging traces, events, rejects and
 -- record_links. A trace is a run_id, gathered across all the files of the batch; a span_id names one event
@@ -230,7 +236,7 @@ GROUP BY run_id;
 -- extra: the line minus what has a column; status stays when the column holds a derived verdict, and a
 -- timestamp that did not parse stays too.
 INSERT INTO events (trace_id, seq, event_id, type, raw_type, content, status, success, tool_name, ts,
-                    parent_id, metadata, extra, file_id, record)
+                    parent_id, metadata, extra, file_id, record, actor)
 SELECT run_id, seq, span_id, type, event_type, content, status_col, success, tool, ts, parent_span_id,
        CASE WHEN json_type(f.metadata) = 'OBJECT' THEN f.metadata END,
        nullif(json_merge_patch(doc, json_object(
@@ -239,7 +245,9 @@ SELECT run_id, seq, span_id, type, event_type, content, status_col, success, too
            'timestamp', CASE WHEN ts IS NULL THEN f.timestamp END,
            'metadata', CASE WHEN json_type(f.metadata) <> 'OBJECT' THEN f.metadata END))::VARCHAR,
            '{}')::JSON,
-       file_id, record
+       file_id, record,
+       -- the player's message the webhook relays: a person the agent serves, not its operator
+       CASE WHEN kind = 'webhook_received' THEN 'counterpart' END
 FROM gdev_final;
 
 DROP TABLE gdev_lines;

@@ -3,6 +3,10 @@
 -- match: json_exists(doc, '$.events') OR (json_exists(doc, '$.trace_id') AND json_exists(doc, '$.task'))
 --   OR coalesce(doc->>'schema', '') LIKE 'weaver-spec/failure-case%'
 -- priority: 100
+-- roles: as its events' types say (../shared/formats/lessonweaver-trace.md): user_message = human (user
+--   input), human_correction = human (a person's feedback correcting the agent; a failure case's
+--   `correction`), tool results = tool, workflow steps and evaluations = harness, the rest = agent. The format
+--   names no other author, so no actor is set (NULL: as the type says).
 --
 -- Reads records_in(file_id, file, line, record, doc) and fills staging traces, events and rejects.
 -- Also reads the weaver-spec failure-case records that lessonweaver's own examples include: the failure

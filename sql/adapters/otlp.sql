@@ -4,6 +4,12 @@
 --   OR (json_exists(doc, '$.traceId') AND json_exists(doc, '$.spanId'))
 -- priority: 303
 -- gathers: yes
+-- roles: gen_ai.user.message / gen_ai.content.prompt = human (the application's user, as the OpenTelemetry
+--   GenAI semantic conventions name it; the producers read, Vercel AI SDK, OpenLLMetry, pydantic-ai/logfire,
+--   Braintrust, the OpenAI Agents SDK, say no more of who it is); feedback and correction span events = human
+--   (a reviewer's); assistant messages, LLM and agent spans = agent; tool spans' results = tool; evaluation
+--   spans = harness. Read in open-telemetry/semantic-conventions (docs/gen-ai) and the producers' attributes
+--   listed in docs/formats.md.
 --
 -- A trace is a traceId, gathered across the files of the batch; its spans become events in start-time order
 -- (then file and position), followed in time by their span events (exceptions, feedback, evaluations), the

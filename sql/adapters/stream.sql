@@ -13,6 +13,13 @@
 --             'chat', 'chat_message')))
 -- priority: 290
 -- gathers: yes
+-- roles: user = human (the person's message in xagent's chat: task start and message events, scope/category
+--   message; a reply after waiting_for_user); assistant (ai messages, final answers) = agent; tool and
+--   delegation start/end = the agent's call and the tool's (or sub-agent's) result; dag, react, memory,
+--   lifecycle and goal-check events = harness. Read in xorbitsai/xagent src/xagent/core/agent/trace.py
+--   (TraceCategory MESSAGE: user and AI messages) and its end-to-end tests' recorded payloads
+--   (../shared/formats/stream-events.md). A child run's first message is written as the user's too: the
+--   stream does not say whether a person or the workforce wrote it.
 --
 -- Reads records_in(file_id, file, line, record, doc) and fills staging traces, events, rejects and record_links.
 -- A trace is a task_id, gathered across the records (and files) of the batch. Records come in four shapes:
@@ -525,11 +532,13 @@ FROM (
 -- tool is called again) did not complete: its failure event was lost or never sent. Marking it failed lets
 -- the retry detector see the re-run.
 INSERT INTO events (trace_id, seq, event_id, type, raw_type, content, status, success, tool_name, ts,
-                    parent_id, metadata, extra, file_id, record)
+                    parent_id, metadata, extra, file_id, record, actor)
 SELECT trace_id, seq, event_id, type, raw_type, content,
        CASE WHEN unanswered THEN 'no_result' ELSE status END,
        CASE WHEN unanswered THEN false ELSE success END,
-       tool_name, ts, parent_id, metadata, extra, file_id, record
+       tool_name, ts, parent_id, metadata, extra, file_id, record,
+       -- what the person typed in xagent's chat
+       CASE WHEN type = 'user_message' THEN 'human' END
 FROM (
     SELECT *,
            type = 'tool_call' AND status IS NULL AND success IS NULL

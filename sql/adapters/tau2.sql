@@ -7,6 +7,11 @@
 -- priority: 341
 -- gathers: yes
 -- whole: true
+-- roles: user = counterpart (the user simulator, an LLM playing the customer, and the tools it calls on the
+--   customer's own device: requestor user); assistant = agent (but its first greeting, which tau2 writes
+--   itself); tool = tool (the result of its call, actor as the call's); system = context, no event. Read
+--   in sierra-research/tau2-bench src/tau2/data_model/message.py (UserMessage, ToolCall.requestor) and
+--   src/tau2/user/user_simulator.py. No person operates the agent in a run: no event is `human`.
 --
 -- tau2-bench (sierra-research/tau2-bench) writes a run as a Results document {timestamp, info, tasks,
 -- simulations}, or, in its "dir" layout, as results.json {timestamp, info, tasks, simulation_index} beside
@@ -21,10 +26,10 @@
 -- (source `tau2`, its own policy when it has one); a results record with no simulation in it and none read
 -- with it is rejected with that reason (there is nothing to load from it alone).
 -- Messages: assistant text is an assistant_message (the last one the final_answer; the greeting tau2 writes
--- itself stays an assistant_message), user text a user_message of the customer (actor human: the user
+-- itself stays an assistant_message), user text a user_message of the customer (actor counterpart: the user
 -- simulator speaks as the customer). Every `tool_calls` entry is a tool_call (tool_name, metadata.arguments,
 -- metadata.tool_call_id, metadata.requestor); `requestor: user` is the customer acting on their own device
--- (telecom), actor human. A `tool` message is the tool_result of its call (by id, else by order after the
+-- (telecom), actor counterpart. A `tool` message is the tool_result of its call (by id, else by order after the
 -- calling message; parent_id the call's event), status error when its `error` flag is true, actor as its
 -- call's. termination_reason (user_stop, max_steps, too_many_errors, ...) is traces.outcome. reward_info,
 -- when present, is one evaluation_result after the last message: passed at reward 1, failed below; its
@@ -276,8 +281,8 @@ SELECT e.trace_id, e.seq,
                                                                                         'requestor', e.who))::VARCHAR, '{}')::JSON END,
        nullif(e.extra::VARCHAR, '{}')::JSON, c.file_id, c.record,
        -- the customer: their words, and the tools they run on their own device (and what those return)
-       CASE WHEN e.kind = 'user_message' THEN 'human'
-            WHEN e.kind IN ('tool_call', 'tool_result') AND e.who = 'user' THEN 'human' END
+       CASE WHEN e.kind = 'user_message' THEN 'counterpart'
+            WHEN e.kind IN ('tool_call', 'tool_result') AND e.who = 'user' THEN 'counterpart' END
 FROM tau2_events e JOIN tau2_chosen c USING (trace_id)
 UNION ALL
 -- the grader's verdict, after the last message: the reward, its components, those that failed, the note

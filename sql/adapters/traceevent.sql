@@ -3,6 +3,11 @@
 -- match: json_exists(doc, '$.event_id') AND json_exists(doc, '$.event_type') AND json_exists(doc, '$.payload')
 -- priority: 300
 -- gathers: yes
+-- roles: no user role and no person: agent-arena runs are autonomous (adityamhaske/agent-arena
+--   core/architectures/*.py). run_start's task prompt = harness (the run's task statement, a workflow_step);
+--   a supervisor's instruction to a worker (worker_start) and a peer's handoff to the next peer (peer_handoff,
+--   its result passed on as the next agent's context) = parent (a message another agent addressed to it);
+--   agent_start, llm calls, the critic's review, worker results, final outputs = agent; tool_result = tool.
 --
 -- Reads records_in(file_id, file, line, record, doc) and fills staging traces, events, rejects and
 -- record_links. A trace is a run: metadata.run_id, else the nearest run_id up the parent_event_id chain
@@ -175,7 +180,7 @@ FROM traceevent_kept
 GROUP BY trace_id;
 
 INSERT INTO events (trace_id, seq, event_id, type, raw_type, content, status, success, tool_name, ts,
-                    parent_id, metadata, extra, file_id, record)
+                    parent_id, metadata, extra, file_id, record, actor)
 SELECT k.trace_id, k.seq, k.event_id,
        CASE
          WHEN k.kind IN ('run_start', 'agent_start', 'supervisor_start', 'worker_start', 'revision_start',
@@ -226,7 +231,9 @@ SELECT k.trace_id, k.seq, k.event_id,
                                   json_object('worker', coalesce(k.payload->>'worker', k.payload->>'worker_name')))
             ELSE k.metadata END,
        k.payload,
-       k.file_id, k.record
+       k.file_id, k.record,
+       -- another agent's instruction to this one: a supervisor's to its worker, a peer's handoff
+       CASE WHEN k.kind IN ('worker_start', 'peer_handoff') THEN 'parent' END
 FROM traceevent_kept k LEFT JOIN traceevent_handoffs h USING (file_id, record);
 
 DROP TABLE traceevent_lines;

@@ -55,7 +55,7 @@ WITH ev AS (
     -- the turn is counted on narrow rows, then joined
     JOIN (SELECT trace_id, seq,
                  count(*) FILTER (WHERE type IN ('user_message', 'human_correction')
-                                    AND lw_actor(type, actor) = 'human') OVER (PARTITION BY trace_id ORDER BY seq) AS turn
+                                    AND lw_person(lw_actor(type, actor))) OVER (PARTITION BY trace_id ORDER BY seq) AS turn
           FROM events) t USING (trace_id, seq)
 ),
 calls AS (
@@ -159,7 +159,7 @@ other_ok AS (
 humans AS (
     SELECT e.trace_id, e.seq
     FROM events e SEMI JOIN failures f USING (trace_id)
-    WHERE e.type IN ('user_message', 'human_correction') AND lw_actor(e.type, e.actor) IN ('human', 'counterpart')
+    WHERE e.type IN ('user_message', 'human_correction') AND lw_person(lw_actor(e.type, e.actor))
 ),
 finals AS (
     SELECT e.trace_id, e.seq, e.content FROM events e SEMI JOIN failures f USING (trace_id) WHERE e.type = 'final_answer'

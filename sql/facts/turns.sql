@@ -24,7 +24,7 @@ CREATE OR REPLACE TEMP TABLE turns AS
 WITH spoken AS (
     SELECT trace_id, seq, event_id, type, lw_actor(type, actor) AS speaker, content, metadata, raw_type
     FROM events
-    WHERE type IN ('user_message', 'human_correction') AND lw_actor(type, actor) IN ('human', 'counterpart')
+    WHERE type IN ('user_message', 'human_correction') AND lw_person(lw_actor(type, actor))
 ),
 -- the agent's words and state-changing calls around each turn, on narrow rows of the traces that have turns
 marked AS (
@@ -44,7 +44,7 @@ marked AS (
       AND (s.seq IS NOT NULL OR (f.actor = 'agent' AND f.type IN ('assistant_message', 'final_answer'))
            OR (f.actor = 'agent' AND f.type = 'tool_call' AND NOT coalesce(f.reads, false) AND NOT coalesce(f.failed, false))
            -- a person's own step that changes something (a setting toggled on their device), not a look or a test
-           OR (f.actor IN ('human', 'counterpart') AND f.type = 'tool_call' AND NOT coalesce(f.reads, false)
+           OR (lw_person(f.actor) AND f.type = 'tool_call' AND NOT coalesce(f.reads, false)
                AND NOT list_has_any(lw_words(f.tool_name)[1:1], ['check', 'run', 'test', 'get', 'list', 'show', 'view', 'read', 'search', 'find', 'lookup', 'query', 'describe', 'fetch'])))
 ),
 claims AS (

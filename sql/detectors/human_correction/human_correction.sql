@@ -78,7 +78,7 @@ episodes AS (
 said_worked AS (
     SELECT e.trace_id, e.last_seq, arg_min(m.content, u.seq) AS text, lw_quote(arg_min(m.content, u.seq), 200) AS quote
     FROM episodes e JOIN facts u ON u.trace_id = e.trace_id AND u.seq > e.last_seq AND u.turn <= e.last_turn + 6
-                                AND u.type = 'user_message' AND u.actor IN ('human', 'counterpart')
+                                AND u.type = 'user_message' AND lw_person(u.actor)
     JOIN events m ON m.trace_id = u.trace_id AND m.seq = u.seq
     WHERE regexp_matches(lw_lowered(m.content), '\b(this|that|it|which) (worked|works|did it|did the trick|fixed it)\b|\bworks now\b')
     GROUP BY e.trace_id, e.last_seq

@@ -10,7 +10,7 @@
 WITH resumed AS (
     SELECT e.trace_id, e.seq, e.content
     FROM events e JOIN facts x ON x.trace_id = e.trace_id AND x.seq = e.seq
-    WHERE e.type = 'user_message' AND x.actor = 'human'
+    WHERE e.type = 'user_message' AND lw_person(x.actor)
       AND regexp_matches(lw_lowered(e.content), '^\W*(continue|carry on|keep going|resume)\b|\b(where|from where) (we|you|i) left off\b|\bpick (it )?up where\b|\b(continue|resume) (the |our |with the )?(previous|last|earlier) (work|session|task)')
 ),
 -- What the agent said after each request. MATERIALIZED keeps the test of its words below on these few
@@ -25,7 +25,7 @@ admitted AS (
     FROM replies a
     WHERE regexp_matches(lw_lowered(a.content), '\b(don''?t|do not|no longer) have (access to )?(the |any |our )?(previous|prior|earlier|past|last) (context|conversation|session|history|work|chat)|\bno (memory|record|recollection) of (our|the|any) (previous|prior|earlier|last)|\b(can''?t|cannot|unable to) (see|access|recall|remember) (our|the|any) (previous|prior|earlier|last)')
       -- before the person speaks again
-      AND NOT EXISTS (SELECT 1 FROM facts h WHERE h.trace_id = a.trace_id AND h.actor = 'human' AND h.type = 'user_message'
+      AND NOT EXISTS (SELECT 1 FROM facts h WHERE h.trace_id = a.trace_id AND lw_person(h.actor) AND h.type = 'user_message'
                                            AND h.seq > a.asked AND h.seq < a.seq)
     GROUP BY trace_id, asked, request
 ),
@@ -39,7 +39,7 @@ reads AS (
     FROM admitted a JOIN facts c ON c.trace_id = a.trace_id AND c.seq > a.seq
                                  AND c.type = 'tool_call' AND c.actor = 'agent' AND NOT c.failed
     WHERE c.seq < coalesce((SELECT min(h.seq) FROM facts h WHERE h.trace_id = a.trace_id AND h.seq > a.seq
-                                                            AND h.type = 'user_message' AND h.actor = 'human'), 2147483647)
+                                                            AND h.type = 'user_message' AND lw_person(h.actor)), 2147483647)
     GROUP BY a.trace_id, a.seq
 )
 SELECT a.trace_id, a.event_id, a.seq,

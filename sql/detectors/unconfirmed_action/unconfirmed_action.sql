@@ -26,7 +26,7 @@ candidates AS (
     SELECT trace_id FROM policy
     UNION
     SELECT trace_id FROM facts SEMI JOIN convo USING (trace_id)
-    WHERE type IN ('user_message', 'human_correction') AND actor = 'human' AND objection
+    WHERE type IN ('user_message', 'human_correction') AND lw_person(actor) AND objection
 ),
 -- (materialized: the tests below would otherwise be pushed under the join, onto every call)
 candidate_calls AS MATERIALIZED (
@@ -51,7 +51,7 @@ checked AS (
                                              AND a.type IN ('assistant_message', 'final_answer')) AS agent_spoke,
            (SELECT min(u.seq) FROM events u WHERE u.trace_id = w.trace_id AND u.seq > w.seq
                                              AND u.type IN ('user_message', 'human_correction')
-                                             AND lw_actor(u.type, u.actor) = 'human') AS next_turn
+                                             AND lw_person(lw_actor(u.type, u.actor))) AS next_turn
     FROM writes w
     WHERE w.class IS NOT NULL AND w.class <> 'escalate' AND NOT w.workbench
 ),
@@ -64,7 +64,7 @@ unconfirmed AS (
     SELECT c.* FROM checked c
     WHERE NOT EXISTS (
         SELECT 1 FROM events u, (SELECT unnest(lw_action_classes()).class AS class, unnest(lw_action_classes()).stems AS stems) k
-        WHERE u.trace_id = c.trace_id AND u.type = 'user_message' AND lw_actor(u.type, u.actor) = 'human'
+        WHERE u.trace_id = c.trace_id AND u.type = 'user_message' AND lw_person(lw_actor(u.type, u.actor))
           AND u.seq > coalesce(c.agent_spoke, 0) AND u.seq < c.seq AND k.class = c.class
           AND (regexp_matches(lw_lowered(u.content),
                               '^\W*(yes|yeah|yep|yup|sure|ok|okay|correct|confirm(ed)?|i confirm|go ahead|please (do|proceed|go ahead)|proceed|do it|that''s (right|correct|fine)|sounds good|absolutely|affirmative|please)\b')

@@ -24,7 +24,7 @@ first_handover AS (
 -- the person's own (a customer toggling a setting on their phone as the agent asked)
 acted AS (
     SELECT trace_id, min(seq) AS first_call FROM facts SEMI JOIN first_handover USING (trace_id)
-    WHERE type = 'tool_call' AND actor IN ('agent', 'human') AND NOT coalesce(reads, false)
+    WHERE type = 'tool_call' AND (actor = 'agent' OR lw_person(actor)) AND NOT coalesce(reads, false)
     GROUP BY trace_id
 ),
 reported AS (
@@ -32,7 +32,7 @@ reported AS (
     FROM first_handover h JOIN acted a USING (trace_id)
     JOIN facts f ON f.trace_id = h.trace_id AND f.seq > a.first_call AND f.seq < h.seq
     JOIN events e ON e.trace_id = f.trace_id AND e.seq = f.seq
-    WHERE f.type IN ('user_message', 'human_correction') AND f.actor = 'human' AND f.reports_failure
+    WHERE f.type IN ('user_message', 'human_correction') AND lw_person(f.actor) AND f.reports_failure
     GROUP BY ALL
 )
 SELECT trace_id, event_id, seq,
