@@ -7,6 +7,8 @@ defaults for its findings; `family`, the detectors whose findings of one signatu
 one SELECT. The query must return `trace_id` and `evidence`; it may return `event_id`, `seq`,
 `severity`, `problem`, `lesson`, `category`, `confidence`, and what the lesson is built from: `signature`
 (the cause, with what varies masked; `lesson_key` is its older name; default: the evidence masked),
+`family` (for a finding whose cause is another family's: a retry of the environment's failure weaves into
+the environment's lesson),
 `tool` (what the finding is about: a tool, or the program a shell ran), `recovery` and `recovery_kind`
 (what worked, see sql/facts/facts.sql), `wasted_steps` (the calls it cost) and `title` (the cause in a
 few words; default: the detector's title and the evidence).
@@ -48,8 +50,8 @@ SEVERITIES = ("info", "low", "medium", "high", "critical")
 CATEGORIES = ("agent", "environment", "policy", "producer_flag")
 CONFIDENCES = ("certain", "likely")
 REQUIRED_COLUMNS = ("trace_id", "evidence")
-OPTIONAL_COLUMNS = ("event_id", "seq", "severity", "problem", "lesson", "category", "confidence", "signature", "tool",
-                    "recovery", "recovery_kind", "wasted_steps", "title")
+OPTIONAL_COLUMNS = ("event_id", "seq", "severity", "problem", "lesson", "category", "confidence", "signature", "family",
+                    "tool", "recovery", "recovery_kind", "wasted_steps", "title")
 RECOVERY_KINDS = ("changed", "again", "other", "correction", "final_answer")
 _ID = re.compile(r"^[a-z][a-z0-9_]*$")
 
@@ -65,15 +67,15 @@ CREATE OR REPLACE {kind} TABLE {table} (
 # A cause is a family of detectors and a signature (what went wrong, with what varies masked): the
 # task, the source and the tenant are context, never identity, so one cause seen in many tasks,
 # sessions and tenants is one lesson (per-tenant reports filter it: lessons.py). Its id is a hash of that
-# key, set as a detection is inserted (the family as the parameter, its trace as `t`, the signature as
+# key, set as a detection is inserted (the family as {family}, its trace as `t`, the signature as
 # {signature}); the weave may merge it into a lesson worded alike (lesson_variants). Traces whose producer
 # set lesson_candidate to false keep their detections but join no lesson; a detection of a trace that is
 # not staged joins none either, unless it is sealed (a quarantined trace's, under a hash: secret_exposed).
 LESSON_ID = """
     CASE WHEN starts_with(CAST(o.trace_id AS VARCHAR), 'sealed-') AND t.trace_id IS NULL
-              THEN 'L' || substr(md5(? || '|' || {signature}), 1, 12)
+              THEN 'L' || substr(md5({family} || '|' || {signature}), 1, 12)
          WHEN t.trace_id IS NULL OR lw_falsy(t.metadata->>'lesson_candidate') THEN NULL
-         ELSE 'L' || substr(md5(? || '|' || {signature}), 1, 12)
+         ELSE 'L' || substr(md5({family} || '|' || {signature}), 1, 12)
     END"""
 
 
@@ -171,6 +173,8 @@ def run_detector(con: duckdb.DuckDBPyConnection, d: Detector, into: str = "detec
     template = d.lesson or "{evidence}"
     # the cause: what the detector says it is, else its evidence with what varies masked
     signature = f"coalesce(nullif(trim({pick['signature']}), ''), lw_mask(CAST(o.evidence AS VARCHAR)))"
+    # the family: the row's, where its cause is another family's, else the header's (or the detector's id)
+    family = f"coalesce(nullif(trim({pick['family']}), ''), ?)"
     kinds = ", ".join(f"'{k}'" for k in RECOVERY_KINDS)
     con.execute(
         f"""
@@ -185,10 +189,10 @@ def run_detector(con: duckdb.DuckDBPyConnection, d: Detector, into: str = "detec
                         replace(replace(replace(?, '{{evidence}}', coalesce(CAST(o.evidence AS VARCHAR), '')),
                                         '{{task}}', coalesce(t.task, '')),
                                 '{{source}}', coalesce(t.source, ''))),
-               {LESSON_ID.format(signature=signature)},
+               {LESSON_ID.format(family=family, signature=signature)},
                CASE WHEN lower({pick['category']}) IN {CATEGORIES} THEN lower({pick['category']}) ELSE ? END,
                CASE WHEN lower({pick['confidence']}) IN {CONFIDENCES} THEN lower({pick['confidence']}) ELSE ? END,
-               {signature}, ?, nullif(trim({pick['tool']}), ''), nullif(trim({pick['recovery']}), ''),
+               {signature}, {family}, nullif(trim({pick['tool']}), ''), nullif(trim({pick['recovery']}), ''),
                CASE WHEN lower({pick['recovery_kind']}) IN ({kinds}) THEN lower({pick['recovery_kind']}) END,
                {pick['wasted_steps']}, nullif(trim({pick['title']}), '')
         FROM detector_out o LEFT JOIN traces t ON t.trace_id = CAST(o.trace_id AS VARCHAR)

@@ -283,6 +283,35 @@ CREATE OR REPLACE MACRO lw_environment_failure(type, raw_type, tool_name, txt, a
     coalesce(actor = 'provider', false) OR type = 'model_call'
     OR lw_environment_class(txt, lw_provider_failure(type, raw_type, tool_name, txt, actor)) IS NOT NULL;
 
+-- An environment failure as a cause for operators, read the same by every detector that finds one
+-- (environment_error, and retry where the agent called the refused tool again), so that both weave into one
+-- lesson: who failed (the host the text names, else the tool, else the model provider if it was the model's
+-- call, else a service the text does not name: a storage quota is not the model's), what went wrong, what
+-- operators should do.
+CREATE OR REPLACE MACRO lw_environment_party(txt, tool_name, provider_failure, provider_name) AS
+    coalesce(nullif(regexp_extract(txt, 'https?://([A-Za-z0-9.-]+)', 1), ''), tool_name,
+             CASE WHEN provider_failure THEN coalesce(provider_name, 'the model provider') END, 'a service');
+
+CREATE OR REPLACE MACRO lw_environment_problem(kind, party) AS
+    CASE kind
+      WHEN 'auth' THEN 'The credentials for ' || party || ' were rejected.'
+      WHEN 'quota' THEN upper(party[1]) || party[2:] || ' refused the request for a quota or rate limit.'
+      WHEN 'model_unavailable' THEN 'The model or endpoint at ' || party || ' is not available.'
+      WHEN 'provider' THEN upper(party[1]) || party[2:] || ' failed the request.'
+      ELSE upper(party[1]) || party[2:] || ' could not be reached.'
+    END;
+
+CREATE OR REPLACE MACRO lw_environment_rule(kind, party, txt) AS
+    'Operators: ' || CASE kind
+      WHEN 'auth' THEN 'renew or rotate the key for ' || party || ' (it was rejected: "' || lw_clip(txt, 120)
+                       || '") and alert on authentication failures before the nightly run.'
+      WHEN 'quota' THEN 'raise the quota for ' || party || ' or add backoff and a fallback ("' || lw_clip(txt, 120) || '").'
+      WHEN 'model_unavailable' THEN 'update the configured model or endpoint for ' || party
+                                    || ': it is retired or unknown ("' || lw_clip(txt, 120) || '").'
+      WHEN 'provider' THEN 'watch ' || party || '''s status and retry with backoff ("' || lw_clip(txt, 120) || '").'
+      ELSE 'check the connection to ' || party || ' and its status, and retry with backoff ("' || lw_clip(txt, 120) || '").'
+    END;
+
 -- Is this tool a shell, so that what it ran (its command) says more than its name?
 CREATE OR REPLACE MACRO lw_shell_tool(tool_name) AS
     list_has_any(lw_words(tool_name), ['bash', 'shell', 'sh', 'zsh', 'exec', 'terminal', 'command', 'cmd', 'powershell']);

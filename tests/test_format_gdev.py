@@ -306,3 +306,38 @@ def test_each_field_is_judged_and_read_from_the_lines_one_parse(tmp_path):
     assert json.loads(found["s1"]["metadata"]) == {"queue": "billing"} and "metadata" not in json.loads(found["s1"]["extra"])
     assert found["s5"]["metadata"] is None and json.loads(found["s5"]["extra"])["metadata"] == "plain"
     assert found["7"]["trace_id"] == "42"
+
+
+def test_a_run_complete_by_the_gate_is_finished(tmp_path):
+    """The format has no finish event: a run whose events pass the spec's completeness gate ends on its write,
+    and gdev-agent logs `action_executed` once the action ran, with its result reference. That line carries its
+    own outcome (executed, unless an error code says otherwise), so no detector reads the run as cut off."""
+    def line(n: int, event_type: str, **fields) -> dict:
+        return {"schema_version": "gdev-agent-trace-v1", "run_id": "req_gate_ok", "span_id": f"g{n}",
+                "parent_span_id": None if n == 1 else "g1", "timestamp": f"2026-09-04T08:15:{n:02d}Z",
+                "tenant_id_hash": "tnt_h_31d0", "message_id": "msg-3120", "event_type": event_type,
+                "component": "app.agent", "status": None, "model": None, "prompt_version": None, "tool_name": None,
+                "tool_input_ref": None, "observation_ref": None, "permission_decision": None, "risk_level": None,
+                "confidence": None, "approval_state": "not_required", "redaction_events": [], "cost_usd": 0.0,
+                "latency_ms": 2.5, "error_code": None, "evidence_refs": [], **fields}
+
+    run = [line(1, "webhook_received", source="web_form", status="accepted"),
+           line(2, "dedup_checked", status="miss"),
+           line(3, "input_guard", status="allowed", permission_decision="allowed"),
+           line(4, "model_tool_loop", model="support-model-m", prompt_version="triage-v9", tool_turns=2,
+                cost_usd=0.004, latency_ms=850.0),
+           line(5, "policy_decision", risk_level="low", confidence=0.94, risky=False, route="auto_execute"),
+           line(6, "output_guard", status="allow"),
+           # the spec's minimum for a write: tool, result reference, cost, latency (no status)
+           line(7, "action_executed", tool_name="send_reply", observation_ref="audit:reply-3120", latency_ms=64.0),
+           # a write that failed says so by its error code, and stays a failure
+           line(8, "action_executed", tool_name="close_ticket", error_code="ticketing_409", latency_ms=30.0)]
+    con = stage([write_traces(tmp_path, "gate_ok.jsonl", run[:7])])
+    assert rows(con, "SELECT * FROM rejects") == []
+    assert rows(con, "SELECT outcome FROM traces") == [{"outcome": "success"}]
+    assert rows(con, "SELECT detector, evidence FROM detections") == []
+    assert rows(con, "SELECT type, success FROM events WHERE event_id = 'g7'") == [{"type": "tool_call", "success": True}]
+
+    failed = stage([write_traces(tmp_path / "failed", "gate_failed.jsonl", run)])
+    assert rows(failed, "SELECT event_id, success FROM events WHERE event_id IN ('g7', 'g8') ORDER BY seq") == [
+        {"event_id": "g7", "success": True}, {"event_id": "g8", "success": False}]

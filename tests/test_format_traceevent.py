@@ -15,6 +15,8 @@ import pytest
 
 from conftest import REPO, SHARED, events_of, read_jsonl, rows, stage, write_jsonl
 from lessonweaver.adapters import load_adapters
+from lessonweaver.config import Settings
+from lessonweaver.pipeline import run_local
 
 FIXTURES = REPO / "tests" / "fixtures" / "formats" / "traceevent"
 SAMPLES = SHARED / "samples" / "agent-arena"
@@ -292,3 +294,53 @@ def test_each_field_is_judged_and_read_from_the_lines_one_parse(tmp_path):
     assert found["7"]["extra"] == "null" and found["7"]["content"] == "null"
     assert found["e8"]["metadata"] == "null"
     assert rows(con, "SELECT trace_id, task FROM traces") == [{"trace_id": "r1", "task": "Sum the column"}]
+
+
+def test_a_rate_limited_tool_called_again_is_a_retry_of_the_environments_cause(tmp_path):
+    """A tool refused on a rate limit and called again, which then worked: the environment failed (environment_error)
+    and the agent retried (retry). Both findings are kept, and both are the environment's: the retry is of category
+    environment and weaves into the environment's lesson for operators, not into a lesson for the agent."""
+    def run(rid: str, minute: int) -> list[dict]:
+        def line(n: int, kind: str, payload: dict, parent: str | None) -> dict:
+            return {"event_id": f"{rid}-{n}", "parent_event_id": parent and f"{rid}-{parent}",
+                    "timestamp": f"2026-05-12T09:{minute:02d}:{n:02d}.100000+00:00", "event_type": kind,
+                    "payload": payload, "metadata": {"run_id": rid}}
+        ask = "Which shipments of account AC-31 are delayed?"
+        return [line(1, "run_start", {"architecture": "single_agent", "task_prompt": ask}, None),
+                line(2, "llm_call", {"messages": [{"role": "user", "content": ask}], "provider": "openai",
+                                     "model": "gpt-4o-mini", "response": "track_shipments"}, "1"),
+                line(3, "tool_call", {"tool_name": "track_shipments", "tool_call_id": "t1", "arguments": {"account": "AC-31"}}, "2"),
+                line(4, "tool_result", {"tool_call_id": "t1", "tool_name": "track_shipments", "error": True,
+                                        "result": "Error executing tool: RateLimitError: 429 Too Many Requests"}, "3"),
+                line(5, "llm_call", {"messages": [], "provider": "openai", "model": "gpt-4o-mini",
+                                     "response": "track_shipments again"}, "1"),
+                line(6, "tool_call", {"tool_name": "track_shipments", "tool_call_id": "t2", "arguments": {"account": "AC-31"}}, "5"),
+                line(7, "tool_result", {"tool_call_id": "t2", "tool_name": "track_shipments", "error": False,
+                                        "result": "[{\"shipment\": \"S-4\", \"delayed\": true}]"}, "6"),
+                line(8, "agent_finish", {"output": "Shipment S-4 is delayed."}, "1")]
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    write_jsonl(folder / "runs.jsonl", run("ship-1", 0) + run("ship-2", 5))
+    db = tmp_path / "lw.duckdb"
+    run_local(Settings(paths=(str(folder),), db=str(db), out=str(tmp_path / "out"), workers=1))
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        found = rows(con, """SELECT detector, trace_id, event_id, severity, category, family, signature, lesson_id
+                             FROM detections ORDER BY trace_id, detector""")
+        lessons = rows(con, "SELECT detectors, category, trace_count, title, lesson FROM lessons")
+    finally:
+        con.close()
+    assert [(d["detector"], d["trace_id"], d["event_id"], d["severity"], d["category"]) for d in found] == [
+        ("environment_error", "ship-1", "ship-1-4", "low", "environment"),
+        ("retry", "ship-1", "ship-1-4", "low", "environment"),
+        ("environment_error", "ship-2", "ship-2-4", "low", "environment"),
+        ("retry", "ship-2", "ship-2-4", "low", "environment"),
+    ]
+    # one cause: the rate limit of that tool, whichever detector saw it
+    assert {(d["family"], d["signature"]) for d in found} == {("environment_error", "quota | track_shipments")}
+    assert len({d["lesson_id"] for d in found}) == 1
+    [lesson] = lessons
+    assert (lesson["detectors"], lesson["category"], lesson["trace_count"]) == (["environment_error", "retry"], "environment", 2)
+    assert lesson["title"] == "The environment failed the agent: quota at track_shipments"
+    assert lesson["lesson"].startswith("Operators: raise the quota for track_shipments or add backoff")

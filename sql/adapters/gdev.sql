@@ -151,12 +151,14 @@ FROM gdev_events e
 LEFT JOIN gdev_events p ON p.run_id = e.run_id AND p.span_id = e.parent_span_id;
 
 -- success: false for an error, an error_code or a failure word; true for gdev's words for a step that went
--- through; otherwise unknown (a guard that blocked did its job, it did not fail).
+-- through, and for an action_executed that does not say it failed (gdev-agent logs it once the action's
+-- handler returned, with its result: the line is the write's outcome, status or not); otherwise unknown
+-- (a guard that blocked did its job, it did not fail).
 CREATE OR REPLACE TEMP TABLE gdev_final AS
 SELECT m.*,
        CASE WHEN m.kind = 'error' OR nullif(trim(m.f.error_code->>'$'), '') IS NOT NULL
                  OR lw_failed(m.status_col, NULL) THEN false
-            WHEN lw_succeeded(m.status_col, NULL)
+            WHEN lw_succeeded(m.status_col, NULL) OR m.kind = 'action_executed'
                  OR lower(trim(m.status_col)) IN ('allowed', 'executed', 'approved', 'sent', 'delivered') THEN true
        END AS success,
        CASE m.kind

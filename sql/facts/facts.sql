@@ -135,9 +135,10 @@ agent_calls AS (
     WHERE j.actor = 'agent'
     WINDOW same_key AS (PARTITION BY j.trace_id, j.tool_key ORDER BY j.seq ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING)
 ),
--- the calls whose failure asks what worked after it (not the environment's)
+-- the calls whose failure asks what worked after it: the environment's too (retry tells operators whether
+-- calling a refused tool again worked; the detectors of the agent's failures leave them out)
 failures AS (
-    SELECT * FROM agent_calls WHERE failed AND NOT environment
+    SELECT * FROM agent_calls WHERE failed
 ),
 -- another tool that did the same job after a failure, in the same turn: it worked, is no bookkeeping of the
 -- agent's own (a plan, a to-do list), and works on what the failed call worked on (a path, a file, a URL both

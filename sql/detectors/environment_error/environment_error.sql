@@ -27,11 +27,8 @@ providers AS (
 classified AS (
     SELECT f.*, coalesce(lw_environment_class(f.message, f.provider_failure),
                          CASE WHEN f.recorded THEN 'provider' END) AS kind,
-           -- who failed: the host the message names, else the tool, else the model provider if it was the
-           -- model's call, else a service the message does not name (a storage quota is not the model's)
-           coalesce(nullif(regexp_extract(f.message, 'https?://([A-Za-z0-9.-]+)', 1), ''), f.tool_name,
-                    CASE WHEN f.provider_failure THEN coalesce(p.name, 'the model provider') END,
-                    'a service') AS provider
+           -- who failed (retry reads a refused tool's the same way: one cause, one lesson)
+           lw_environment_party(f.message, f.tool_name, f.provider_failure, p.name) AS provider
     FROM failures f LEFT JOIN providers p USING (trace_id)
 )
 SELECT c.trace_id, c.event_id, c.seq,
@@ -47,23 +44,8 @@ SELECT c.trace_id, c.event_id, c.seq,
                                 OR (later.type IN ('assistant_message', 'final_answer')
                                     AND NOT regexp_matches(coalesce(later.content, ''), '(?i)\berror\b|exception|failed'))))))
             THEN 'low' END AS severity,
-       CASE c.kind
-         WHEN 'auth' THEN 'The credentials for ' || c.provider || ' were rejected.'
-         WHEN 'quota' THEN upper(c.provider[1]) || c.provider[2:] || ' refused the request for a quota or rate limit.'
-         WHEN 'model_unavailable' THEN 'The model or endpoint at ' || c.provider || ' is not available.'
-         WHEN 'provider' THEN upper(c.provider[1]) || c.provider[2:] || ' failed the request.'
-         ELSE upper(c.provider[1]) || c.provider[2:] || ' could not be reached.'
-       END AS problem,
-       'Operators: ' || CASE c.kind
-         WHEN 'auth' THEN 'renew or rotate the key for ' || c.provider || ' (it was rejected: "' || lw_clip(c.message, 120)
-                          || '") and alert on authentication failures before the nightly run.'
-         WHEN 'quota' THEN 'raise the quota for ' || c.provider || ' or add backoff and a fallback ("' || lw_clip(c.message, 120) || '").'
-         WHEN 'model_unavailable' THEN 'update the configured model or endpoint for ' || c.provider
-                                       || ': it is retired or unknown ("' || lw_clip(c.message, 120) || '").'
-         WHEN 'provider' THEN 'watch ' || c.provider || '''s status and retry with backoff ("' || lw_clip(c.message, 120) || '").'
-         ELSE 'check the connection to ' || c.provider || ' and its status, and retry with backoff ("'
-              || lw_clip(c.message, 120) || '").'
-       END AS lesson,
+       lw_environment_problem(c.kind, c.provider) AS problem,
+       lw_environment_rule(c.kind, c.provider, c.message) AS lesson,
        c.kind || ' | ' || c.provider AS signature, c.provider AS tool,
        'The environment failed the agent: ' || replace(c.kind, '_', ' ') || ' at ' || c.provider AS title
 FROM classified c

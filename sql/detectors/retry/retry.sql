@@ -8,8 +8,12 @@
 --   call once the cause was fixed, another tool, the user's words) and the calls it cost. When nothing
 --   worked, the retries were exhausted: severity high. In a run where the agent changes files (a coding
 --   run), a failure followed by a call that worked is how code gets written: severity low. Also a retry
---   event after an error or a failed step. A failure of the model provider (its API overloaded, a usage limit) and the runtime's own
---   retries of it are environment_error's, not this.
+--   event after an error or a failed step. A tool the environment refused (a rate limit, a quota, a
+--   rejected key: facts.environment) and the agent called again is a retry too, but the environment's:
+--   category environment, in environment_error's family with its signature (one cause, one lesson for
+--   operators, whichever detector saw it), low when calling again worked, else medium (never the agent's
+--   exhausted retry). A model provider's failure and the runtime's own retries of it are environment_error's
+--   alone.
 -- lesson: Prevent this failure instead of retrying it: {evidence}
 -- a tool's episodes: its calls since it last worked; the failures of one episode, retried, are one finding
 -- (the windows carry the few columns they need; the rest is joined back for the failures)
@@ -18,16 +22,17 @@ WITH ordered AS (
            count(*) FILTER (WHERE NOT failed) OVER (PARTITION BY trace_id, tool_key ORDER BY seq) AS episode,
            lead(seq) OVER (PARTITION BY trace_id, tool_key ORDER BY seq) AS again_seq
     FROM facts WHERE type = 'tool_call' AND actor = 'agent'
-      -- only the traces with a failure of the agent's own: no window over every other trace
-      AND trace_id IN (SELECT trace_id FROM facts WHERE type = 'tool_call' AND actor = 'agent' AND failed AND NOT environment)
+      -- only the traces with a failed call of the agent's: no window over every other trace
+      AND trace_id IN (SELECT trace_id FROM facts WHERE type = 'tool_call' AND actor = 'agent' AND failed)
 ),
 episodes AS (
     SELECT f.*, o.episode, o.again_seq
     FROM ordered o JOIN facts f USING (trace_id, seq)
-    WHERE o.failed AND NOT o.environment AND o.again_seq IS NOT NULL  -- a failure, and the tool called again
+    WHERE o.failed AND o.again_seq IS NOT NULL  -- a failure, and the tool called again
 ),
+-- the environment's failures of an episode and the agent's are two findings: two causes
 implicit AS (
-    SELECT trace_id, tool_key, episode, bool_or(coding_run) AS coding_run,
+    SELECT trace_id, tool_key, episode, environment, bool_or(coding_run) AS coding_run,
            -- the finding points at the first failure's result, where it shows
            arg_min(coalesce(result_event_id, event_id), seq) AS event_id, arg_min(coalesce(result_seq, seq), seq) AS seq,
            count(*) AS times,
@@ -38,7 +43,19 @@ implicit AS (
     -- an explicit retry event in between is the other branch's
     WHERE NOT EXISTS (SELECT 1 FROM events x WHERE x.trace_id = episodes.trace_id AND x.type = 'retry'
                                                 AND x.seq > episodes.seq AND x.seq < episodes.again_seq)
-    GROUP BY trace_id, tool_key, episode
+    GROUP BY trace_id, tool_key, episode, environment
+),
+-- a refused tool's first failure read as environment_error reads it (its result, else the call): the same
+-- kind and party, so the same signature
+refused AS (
+    SELECT i.*, coalesce(lw_environment_class(x.message, x.provider_failure), 'provider') AS kind,
+           lw_environment_party(x.message, x.tool_name, x.provider_failure, NULL) AS party, x.message
+    FROM implicit i
+    JOIN (SELECT e.trace_id, e.seq, e.tool_name, coalesce(nullif(trim(e.content), ''), e.status, e.raw_type) AS message,
+                 lw_provider_failure(e.type, e.raw_type, e.tool_name, e.content, e.actor) AS provider_failure
+          FROM events e SEMI JOIN implicit j ON j.trace_id = e.trace_id AND j.seq = e.seq AND j.environment) x
+        USING (trace_id, seq)
+    WHERE i.environment
 ),
 failures AS (
     SELECT trace_id, seq, event_id, type, tool_name, content
@@ -73,8 +90,21 @@ SELECT trace_id, event_id, seq,
        tool_key || ': ' || coalesce(error_sig, 'failed') AS signature, tool_key AS tool,
        lw_what_worked(first.kind, first.text, first.command, first.between, first.changed) AS recovery,
        first.kind AS recovery_kind, first.wasted AS wasted_steps,
-       lw_failure_title(tool_key, error) AS title
+       lw_failure_title(tool_key, error) AS title, NULL AS category, NULL AS family
 FROM implicit
+WHERE NOT environment
+UNION ALL
+SELECT trace_id, event_id, seq,
+       tool_key || ': ' || lw_clip(coalesce(error, 'failed, with no message'), 200),
+       CASE WHEN first.kind IN ('changed', 'again', 'other') THEN 'low' END,
+       lw_environment_problem(kind, party) || ' The agent called `' || tool_key || '` again'
+           || CASE WHEN times > 1 THEN ' (' || times || ' times)' ELSE '' END
+           || CASE WHEN first.kind IN ('changed', 'again', 'other') THEN ': it worked.' ELSE ': it never worked.' END,
+       lw_environment_rule(kind, party, message),
+       kind || ' | ' || party, party,
+       lw_what_worked(first.kind, first.text, first.command, first.between, first.changed), first.kind, first.wasted,
+       'The environment failed the agent: ' || replace(kind, '_', ' ') || ' at ' || party, 'environment', 'environment_error'
+FROM refused
 UNION ALL
 SELECT trace_id, event_id, seq,
        lw_clip(coalesce(error, failure), 200),
@@ -86,5 +116,5 @@ SELECT trace_id, event_id, seq,
                                 || 'or tell the user it could not be done.'
             ELSE 'Prevent this failure instead of retrying it: ' || lw_clip(coalesce(error, failure), 200) END,
        coalesce(tool, 'step') || ': ' || lw_mask(coalesce(error, failure)), tool,
-       NULL, NULL, NULL, lw_failure_title(tool, coalesce(error, failure))
+       NULL, NULL, NULL, lw_failure_title(tool, coalesce(error, failure)), NULL, NULL
 FROM explicit

@@ -20,19 +20,29 @@ SELECT sealed AS trace_id, NULL AS event_id, min(seq) AS seq,
 FROM exposures
 GROUP BY sealed, how, command
 UNION ALL
--- a credential file named in a `git add` or `git commit` (its value may never show: the commit holds it);
--- quoted text (a commit message) names no file
-SELECT trace_id, event_id, seq, '`' || tool_key || '` staged ' || named || ', a credential file, for a commit' AS evidence,
+-- a credential file named in a `git add` or `git commit` (its value may never show: the commit holds it):
+-- every file each of them names is tested, so a template named first (`.env.example`) hides no `.env`
+-- after it; quoted text (a commit message) names no file, nor does another command of the chain (`cp`)
+SELECT trace_id, event_id, seq,
+       '`' || tool_key || '` staged ' || array_to_string(named, ', ')
+           || CASE WHEN len(named) > 1 THEN ', credential files,' ELSE ', a credential file,' END || ' for a commit' AS evidence,
        'The agent staged a credential file for a commit: whoever can read the repository can read the key.' AS problem,
-       'Keep credential files out of commits: ' || '`' || tool_key || '` staged ' || named
+       'Keep credential files out of commits: ' || '`' || tool_key || '` staged ' || array_to_string(named, ', ')
            || '. List them in .gitignore, stage files by name and read `git status` before you commit.' AS lesson,
        'secret exposed: a credential file staged' AS signature, tool_key AS tool, 'The agent staged a credential file' AS title
 FROM (
     SELECT trace_id, event_id, seq, tool_key,
-           regexp_extract(regexp_replace(command, '"[^"]*"|''[^'']*''', ' ', 'g'),
-                          '(^|[\s/=])(\.env(\.[A-Za-z0-9_-]+)?|id_(rsa|dsa|ecdsa|ed25519)|[A-Za-z0-9_.-]+\.(pem|p12|pfx|key)|auth\.json|credentials(\.json)?|\.npmrc|\.pypirc|\.netrc|secrets?\.(json|ya?ml|toml))(\s|$)', 2) AS named
+           -- the last part of each word of the chain's `git add` and `git commit` commands: a file's name
+           list_sort(list_distinct(list_filter(
+               list_transform(flatten(list_transform(
+                   list_filter(string_split_regex(regexp_replace(command, '"[^"]*"|''[^'']*''', ' ', 'g'), '&&|\|\||[;|\n]'),
+                               lambda part: regexp_matches(part, '(^|\s)git\s+(add|commit)(\s|$)')),
+                   lambda part: string_split_regex(trim(part), '\s+'))),
+                   lambda word: regexp_extract(word, '([^/=]*)$', 1)),
+               lambda name: regexp_matches(name, '^(\.env(\.[A-Za-z0-9_-]+)?|id_(rsa|dsa|ecdsa|ed25519)|[A-Za-z0-9_.-]+\.(pem|p12|pfx|key)|auth\.json|credentials(\.json)?|\.npmrc|\.pypirc|\.netrc|secrets?\.(json|ya?ml|toml))$')
+                            AND NOT regexp_matches(name, '\.env\.(example|sample|template|dist|defaults?)$')))) AS named
     FROM facts
     WHERE type = 'tool_call' AND actor = 'agent' AND lw_shell_tool(tool_name)
       AND regexp_matches(command, '\bgit\s+(add|commit)\b')
 )
-WHERE named <> '' AND NOT regexp_matches(named, '\.env\.(example|sample|template|dist|defaults?)$')
+WHERE len(named) > 0
