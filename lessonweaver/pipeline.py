@@ -8,6 +8,7 @@ Only `store` and the weave write the database, through a connection opened here.
 
 import datetime as dt
 import logging
+import os
 import secrets
 import shutil
 import tempfile
@@ -26,6 +27,7 @@ from lessonweaver.batch import BatchResult, run_batch, split_traces
 from lessonweaver.config import (Settings, batch_memory_limit, batch_threads, database_memory_limit, document_batch_bytes,
                                  memory_bytes, parse_night)
 from lessonweaver.crashpoints import reached
+from lessonweaver.errors import os_reason
 from lessonweaver.summary import RUN_COLUMNS, RunSummary
 from lessonweaver.words import plural
 
@@ -67,6 +69,7 @@ class Steps:
 
 def check(settings: Settings) -> None:
     """Refuse, in one line each, options that would fail the run later: before anything is read."""
+    check_out(settings.out)
     discover.discover(list(settings.paths))
     names = [a.format for a in adapters.load_adapters()]
     if settings.format and settings.format not in names:
@@ -83,6 +86,19 @@ def check(settings: Settings) -> None:
         raise ValueError(f"work folder does not exist: {settings.work_dir}")
     if settings.templates and not Path(settings.templates).is_dir():
         raise ValueError(f"template folder does not exist: {settings.templates}")
+
+
+def check_out(out: str) -> None:
+    """Refuse a report folder where no file can be made, before any work: a folder is made and removed in it
+    (or in the nearest folder above it that exists), as the run will make its files there."""
+    folder = Path(store.nearest_folder(str(Path(out) / "report")))
+    if not folder.is_dir():
+        raise ValueError(f"cannot write the reports in {out}: {folder} is a file, not a folder")
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".lessonweaver-", dir=folder))
+    except OSError as exc:
+        raise ValueError(f"cannot write the reports in {out}: files cannot be created in {folder} "
+                         f"({os_reason(exc)})") from None
 
 
 def start(settings: Settings) -> RunSummary:
