@@ -205,8 +205,8 @@ def _read_parsers(sub: "argparse._SubParsersAction", db_option: argparse.Argumen
     exp.add_argument("--templates", metavar="DIR", help="a folder with export/<format>.j2 templates of your own")
     scope = exp.add_mutually_exclusive_group()
     scope.add_argument("--project", metavar="DIR",
-                       help="only the lessons seen in this project (a folder, by its name, or a project's name) "
-                            "and those seen in several projects")
+                       help="only the lessons seen in this project (a folder, by its name, or a project's name, "
+                            "in any case) and those seen in several projects; exit 2 if no project has that name")
     scope.add_argument("--all", action="store_true", help="every accepted lesson, whatever its project (the default)")
     exp.set_defaults(func=commands.cmd_export)
     show = _command(sub, "show", "a trace's timeline, with its detections marked",

@@ -431,7 +431,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     store.require_current_lessons(_existing_db(args.db))
     con = store.connect(args.db, read_only=True)
     try:
-        text = export.export(con, args.format, args.templates, _project_name(args.project))
+        project = export.known_project(con, _project_name(args.project)) if args.project else None
+        text = export.export(con, args.format, args.templates, project)
     finally:
         con.close()
     if args.into:
@@ -473,11 +474,9 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     return 0
 
 
-def _project_name(given: str | None) -> str | None:
+def _project_name(given: str) -> str:
     """A project as `--project` names it: a folder stands for its project by its name, as a coding
     session's folder does (lw_project); anything else is a project's name."""
-    if given is None:
-        return None
     return Path(given).resolve().name if Path(given).is_dir() else given
 
 
