@@ -119,20 +119,25 @@ def watched(quiet: bool, in_process: bool) -> Iterator[None]:
 
 
 def _settings(given: dict) -> Settings:
-    """The run's settings, checked, and the database checked free, before Prefect starts."""
-    from lessonweaver import pipeline, store
+    """The run's settings, checked before Prefect starts; the database is checked free after (store.check)."""
+    from lessonweaver import pipeline
 
     settings = options.to_settings(given)
     pipeline.check(settings)
-    store.check(settings.db)  # catch a foreign file or a run in progress before Prefect starts
     return settings
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from lessonweaver import store
+    from lessonweaver.discover import no_traces, without_traces
     from lessonweaver.lessons import STATUSES
 
     given = options.values(args, options.RUN)
     settings = _settings(given)
+    empty = without_traces(settings.paths)
+    if len(empty) == len(settings.paths):
+        _nothing_to_read(empty, settings.db)
+    store.check(settings.db)  # a foreign file or a run in progress, caught before Prefect starts
     if args.no_prefect:
         from lessonweaver import pipeline
 
@@ -146,7 +151,20 @@ def cmd_run(args: argparse.Namespace) -> int:
             run = nightly(**given)
     print(format_summary(run, STATUSES, "in-process" if args.no_prefect else "in the flow"))
     _warn_stale(run)
+    for path in run.empty_inputs:
+        print(f"lessonweaver: warning: {no_traces([path])}", file=sys.stderr)
     return 0
+
+
+def _nothing_to_read(empty: list[str], db: str) -> None:
+    """No trace file under any input: a mistake in the command, not a quiet night (that one finds files read
+    before). Say so, make no empty database or reports (as tar makes no empty archive), leave an existing
+    database as it was, and stop with a usage error (2)."""
+    from lessonweaver.discover import InputError, no_traces
+
+    print(f"run: nothing read: no trace file under {', '.join(empty)}; the database {db} "
+          + ("is left as it was" if os.path.exists(db) else "was not made") + ", and no report was written")
+    raise InputError(no_traces(empty))
 
 
 def _warn_stale(run: RunSummary) -> None:
@@ -167,11 +185,13 @@ def _night_line(run: RunSummary) -> str:
 def cmd_backfill(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
+    from lessonweaver import store
     from lessonweaver.backfill import night_folders
 
     nights, _ = night_folders(args.root, args.start, args.end)
     given = options.values(args, options.BACKFILL)
     settings = _settings({**given, "paths": [nights[0][1]]})
+    store.check(settings.db)  # a foreign file or a run in progress, caught before Prefect starts
     if args.no_prefect:
         from lessonweaver import pipeline
 

@@ -47,6 +47,7 @@ class Plan:
     known_hashes: frozenset[str]
     tenant_salt: str
     unread: tuple[str, ...] = ()  # files in the input folders whose names are not trace files
+    empty: tuple[str, ...] = ()  # input paths with no trace file under them
 
 
 class Result(Protocol):
@@ -127,7 +128,7 @@ def plan(settings: Settings) -> Plan:
     parts = discover.split_large(fresh, settings.batch_bytes,
                                  lambda f: adapters.one_trace_per_line(f.path, known, settings.format))
     return Plan(discover.batches(parts, settings.batch_bytes, document_batch_bytes(settings)), len(files),
-                len(files) - len(fresh), hashes, salt, tuple(unread))
+                len(files) - len(fresh), hashes, salt, tuple(unread), tuple(discover.without_traces(settings.paths)))
 
 
 def stage(files: list[discover.InputFile], settings: Settings, folder: str, known_hashes: frozenset[str],
@@ -419,6 +420,7 @@ def execute(settings: Settings, steps: Steps, log: Log = LOG) -> RunSummary:
         settings = replace(settings, tenant_salt=the_plan.tenant_salt)
         run.files_seen, run.files_skipped = the_plan.files_seen, the_plan.files_skipped
         run.files_unread, run.unread_examples = len(the_plan.unread), list(the_plan.unread[:UNREAD_SHOWN])
+        run.empty_inputs = list(the_plan.empty)
         log.info("%s found, %d unchanged since an earlier run, %s to stage", plural(the_plan.files_seen, "file"),
                  the_plan.files_skipped, plural(len(the_plan.batches), "batch", "batches"),
                  extra=progress.note(len(the_plan.batches), sum(_bytes(b) for b in the_plan.batches)))
