@@ -205,8 +205,8 @@ def _read_parsers(sub: "argparse._SubParsersAction", db_option: argparse.Argumen
     exp.add_argument("--templates", metavar="DIR", help="a folder with export/<format>.j2 templates of your own")
     scope = exp.add_mutually_exclusive_group()
     scope.add_argument("--project", metavar="DIR",
-                       help="only the lessons seen in this project (a folder, by its name, or a project's name) "
-                            "and those seen in several projects")
+                       help="only the lessons seen in this project (a folder, by its name, or a project's name, "
+                            "in any case) and those seen in several projects; exit 2 if no project has that name")
     scope.add_argument("--all", action="store_true", help="every accepted lesson, whatever its project (the default)")
     exp.set_defaults(func=commands.cmd_export)
     show = _command(sub, "show", "a trace's timeline, with its detections marked",
@@ -270,11 +270,6 @@ def main(argv: list[str] | None = None) -> int:
         args = parser().parse_args(argv)
     except SystemExit as exc:  # argparse printed the usage error (2), or --help or --version (0)
         return exc.code if isinstance(exc.code, int) else 0
-    from lessonweaver.audit import AuditFailed
-    from lessonweaver.discover import InputError
-    from lessonweaver.sqlfile import SqlFileError
-    from lessonweaver.store import StoreError
-
     try:
         if isinstance(getattr(args, "db", None), str):
             from lessonweaver.store import check_path
@@ -285,24 +280,51 @@ def main(argv: list[str] | None = None) -> int:
         return code
     except BrokenPipeError:
         return _reader_gone()
-    except AuditFailed as exc:
+    except KeyboardInterrupt:
+        print("lessonweaver: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:
+        return _failed(exc, args)
+
+
+# Commands that write the database, through a working copy put in place when they end (store.writing).
+WRITERS = frozenset({"run", "backfill", "review", "forget", "redetect"})
+
+
+def _nothing_lost(args: argparse.Namespace) -> str:
+    """What a command that writes the database leaves when the disk fills: the database as it was."""
+    if args.command not in WRITERS:
+        return ""
+    again = "the next run" if args.command in ("run", "backfill") else f"`lessonweaver {args.command}` again"
+    state = "is left as it was" if os.path.exists(args.db) else "was not made"
+    return f"; nothing was lost: the database {args.db} {state}, and {again} picks up from there once there is room"
+
+
+def _failed(exc: Exception, args: argparse.Namespace) -> int:
+    """A failure as one line on stderr, and the exit status: 2 for a usage problem, 1 for anything else (a
+    full disk, a bug, an environment problem): no data, no traceback."""
+    from lessonweaver.audit import AuditFailed
+    from lessonweaver.discover import InputError
+    from lessonweaver.errors import disk_full, safe_error
+    from lessonweaver.sqlfile import SqlFileError
+    from lessonweaver.store import StoreError
+
+    full = disk_full(exc)
+    if full is not None:
+        print(f"lessonweaver: error: the disk is full: could not write {full or 'a file'}{_nothing_lost(args)}",
+              file=sys.stderr)
+        return 1
+    if isinstance(exc, AuditFailed):
         for finding in exc.findings:
             print(f"audit: {finding}", file=sys.stderr)
         print(f"lessonweaver: the audit found {plural(len(exc.findings), 'problem')}; the reports were not published",
               file=sys.stderr)
         return 1
-    except (InputError, SqlFileError, StoreError, ValueError) as exc:
+    if isinstance(exc, (InputError, SqlFileError, StoreError, ValueError)):
         print(f"lessonweaver: error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("lessonweaver: interrupted", file=sys.stderr)
-        return 130
-    except Exception as exc:  # a bug or an environment problem: one clean line, no data, no traceback
-        from lessonweaver.errors import safe_error
-
-        print(f"lessonweaver: failed: {exc.__class__.__name__}: {safe_error(exc)}", file=sys.stderr)
-        return 1
-
+    print(f"lessonweaver: failed: {exc.__class__.__name__}: {safe_error(exc)}", file=sys.stderr)
+    return 1
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -10,7 +10,10 @@ import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 import os
+import signal
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import TextIO
 
@@ -33,6 +36,52 @@ def prefect_defaults(quiet: bool) -> None:
     os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "90")
     if quiet:
         os.environ["PREFECT_LOGGING_LEVEL"] = "WARNING"
+
+
+def temporary_server() -> None:
+    """Start Prefect's temporary server now, when no PREFECT_API_URL names a server, so that a Ctrl-C stops
+    the flow first and the server last.
+
+    Prefect starts it as a child in our process group, where a terminal's Ctrl-C reached it too: it stopped
+    while the interrupted flow was still reporting its end, and Prefect's clients retried the gone server for
+    minutes. Started here from a thread that blocks SIGINT, the server inherits the block and sees no Ctrl-C;
+    this process alone handles it, and Prefect stops the server (SIGTERM) as the process exits, after its log
+    and event clients have flushed. The flow finds this server running and uses it. The thread keeps a
+    Ctrl-C during start-up prompt: the server is then stopped as soon as it is a process."""
+    from prefect.settings import PREFECT_API_URL, PREFECT_SERVER_ALLOW_EPHEMERAL_MODE
+
+    if PREFECT_API_URL.value() or not PREFECT_SERVER_ALLOW_EPHEMERAL_MODE.value():
+        return
+    from prefect.server.api.server import SubprocessASGIServer
+
+    server = SubprocessASGIServer()  # the one Prefect's clients use when no PREFECT_API_URL is set
+    failed: list[BaseException] = []
+    done = threading.Event()
+
+    def start() -> None:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            server.start()
+        except BaseException as exc:  # handed to the main thread
+            failed.append(exc)
+        finally:
+            done.set()
+
+    # Waits on an event, with a timeout: an untimed wait may not wake for a Ctrl-C, and one on Thread.join
+    # that a Ctrl-C breaks marks the thread as ended while it runs (Python 3.11), which aborts the exit.
+    threading.Thread(target=start, name="prefect-server-start", daemon=True).start()
+    try:
+        while not done.wait(0.2):
+            pass
+    except KeyboardInterrupt:
+        deadline = time.monotonic() + 5
+        while server.server_process is None and not done.is_set() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        server.stop()
+        done.wait(5)  # it ends on finding the server gone: no thread of ours left running as the process exits
+        raise
+    if failed:
+        raise failed[0]
 
 
 def load_flow(entrypoint: str):  # noqa: ANN201 - a Prefect Flow; its type would import Prefect
@@ -70,20 +119,25 @@ def watched(quiet: bool, in_process: bool) -> Iterator[None]:
 
 
 def _settings(given: dict) -> Settings:
-    """The run's settings, checked, and the database checked free, before Prefect starts."""
-    from lessonweaver import pipeline, store
+    """The run's settings, checked before Prefect starts; the database is checked free after (store.check)."""
+    from lessonweaver import pipeline
 
     settings = options.to_settings(given)
     pipeline.check(settings)
-    store.check(settings.db)  # catch a foreign file or a run in progress before Prefect starts
     return settings
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from lessonweaver import store
+    from lessonweaver.discover import no_traces, without_traces
     from lessonweaver.lessons import STATUSES
 
     given = options.values(args, options.RUN)
     settings = _settings(given)
+    empty = without_traces(settings.paths)
+    if len(empty) == len(settings.paths):
+        _nothing_to_read(empty, settings.db)
+    store.check(settings.db)  # a foreign file or a run in progress, caught before Prefect starts
     if args.no_prefect:
         from lessonweaver import pipeline
 
@@ -92,11 +146,25 @@ def cmd_run(args: argparse.Namespace) -> int:
     else:
         prefect_defaults(args.quiet)
         nightly = load_flow(NIGHTLY_FLOW)  # Prefect sets up its loggers as it loads: the bar joins them after
+        temporary_server()
         with watched(args.quiet, in_process=False):
             run = nightly(**given)
     print(format_summary(run, STATUSES, "in-process" if args.no_prefect else "in the flow"))
     _warn_stale(run)
+    for path in run.empty_inputs:
+        print(f"lessonweaver: warning: {no_traces([path])}", file=sys.stderr)
     return 0
+
+
+def _nothing_to_read(empty: list[str], db: str) -> None:
+    """No trace file under any input: a mistake in the command, not a quiet night (that one finds files read
+    before). Say so, make no empty database or reports (as tar makes no empty archive), leave an existing
+    database as it was, and stop with a usage error (2)."""
+    from lessonweaver.discover import InputError, no_traces
+
+    print(f"run: nothing read: no trace file under {', '.join(empty)}; the database {db} "
+          + ("is left as it was" if os.path.exists(db) else "was not made") + ", and no report was written")
+    raise InputError(no_traces(empty))
 
 
 def _warn_stale(run: RunSummary) -> None:
@@ -117,11 +185,13 @@ def _night_line(run: RunSummary) -> str:
 def cmd_backfill(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
+    from lessonweaver import store
     from lessonweaver.backfill import night_folders
 
     nights, _ = night_folders(args.root, args.start, args.end)
     given = options.values(args, options.BACKFILL)
     settings = _settings({**given, "paths": [nights[0][1]]})
+    store.check(settings.db)  # a foreign file or a run in progress, caught before Prefect starts
     if args.no_prefect:
         from lessonweaver import pipeline
 
@@ -131,6 +201,7 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     else:
         prefect_defaults(args.quiet)
         backfill = load_flow(BACKFILL_FLOW)
+        temporary_server()
         with watched(args.quiet, in_process=False):
             runs = backfill(root=args.root, start=args.start, end=args.end, **given)
     for run in runs:
@@ -380,7 +451,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     store.require_current_lessons(_existing_db(args.db))
     con = store.connect(args.db, read_only=True)
     try:
-        text = export.export(con, args.format, args.templates, _project_name(args.project))
+        project = export.known_project(con, _project_name(args.project)) if args.project else None
+        text = export.export(con, args.format, args.templates, project)
     finally:
         con.close()
     if args.into:
@@ -422,11 +494,9 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     return 0
 
 
-def _project_name(given: str | None) -> str | None:
+def _project_name(given: str) -> str:
     """A project as `--project` names it: a folder stands for its project by its name, as a coding
     session's folder does (lw_project); anything else is a project's name."""
-    if given is None:
-        return None
     return Path(given).resolve().name if Path(given).is_dir() else given
 
 

@@ -6,14 +6,17 @@ explicitly is always taken, whatever its suffix); those are listed, so the run c
 """
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import xxhash
 
+from lessonweaver.words import plural
+
 TRACE_SUFFIXES = (".json", ".jsonl", ".ndjson", ".traj")  # .traj: a SWE-agent trajectory, one JSON document
+TRACE_NAMES = ", ".join(TRACE_SUFFIXES) + ", or those .gz"  # the names a folder's trace files have, in words
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,20 @@ def _entry(path: str) -> InputFile:
 AGENT_HOMES = (".claude", ".codex")
 
 
+def _walk(folder: Path) -> Iterator[tuple[str, bool]]:
+    """The files under `folder`, hidden ones aside, in a stable order, each with whether its name is a
+    trace file's."""
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") or d in AGENT_HOMES)
+        for name in sorted(files):
+            if not name.startswith("."):
+                yield os.path.normpath(os.path.join(root, name)), _is_trace_name(name)
+
+
+def _missing(raw: str) -> InputError:
+    return InputError(f"input path does not exist: {raw}")
+
+
 def scan(paths: list[str] | tuple[str, ...]) -> tuple[list[InputFile], list[str]]:
     """The trace files under `paths`, sorted, each once; and the other files found in their folders
     (names without a trace suffix, hidden ones aside), so a run can say what it did not read."""
@@ -81,19 +98,33 @@ def scan(paths: list[str] | tuple[str, ...]) -> tuple[list[InputFile], list[str]
         if p.is_file():
             found.setdefault(os.path.normpath(raw), _entry(os.path.normpath(raw)))
         elif p.is_dir():
-            for root, dirs, files in os.walk(p):
-                dirs[:] = sorted(d for d in dirs if not d.startswith(".") or d in AGENT_HOMES)
-                for name in sorted(files):
-                    full = os.path.normpath(os.path.join(root, name))
-                    if name.startswith("."):
-                        continue
-                    if not _is_trace_name(name):
-                        passed_over.add(full)
-                        continue
+            for full, is_trace in _walk(p):
+                if is_trace:
                     found.setdefault(full, _entry(full))
+                else:
+                    passed_over.add(full)
         else:
-            raise InputError(f"input path does not exist: {raw}")
+            raise _missing(raw)
     return [found[k] for k in sorted(found)], sorted(passed_over - set(found))
+
+
+def without_traces(paths: list[str] | tuple[str, ...]) -> list[str]:
+    """The paths under which no trace file is found: an empty folder, or one of other files only (a file
+    named is read whatever its name). A folder's walk stops at its first trace file."""
+    for raw in paths:
+        if not Path(raw).exists():
+            raise _missing(raw)
+    return [raw for raw in paths if not Path(raw).is_file() and not any(t for _, t in _walk(Path(raw)))]
+
+
+def no_traces(paths: list[str]) -> str:
+    """Why nothing is read from `paths` (none holds a trace file), in one line: what is there instead,
+    and which names are read."""
+    others = scan(paths)[1]
+    there = (f"{plural(len(others), 'other file')} there {'is' if len(others) == 1 else 'are'} not read ("
+             + ", ".join(others[:3]) + (", ..." if len(others) > 3 else "") + ")") if others else "nothing is there"
+    return (f"no trace file under {', '.join(paths)}: {there}; lessonweaver reads files named {TRACE_NAMES} "
+            "in the folders it is given, and any file named on the command line")
 
 
 def discover(paths: list[str] | tuple[str, ...]) -> list[InputFile]:

@@ -23,6 +23,35 @@ def formats(templates: str | None = None) -> list[str]:
                   if n.startswith("export/"))
 
 
+PROJECTS_SHOWN = 20  # projects a refused --project lists
+
+
+def projects(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Every project of the stored traces, named as lessons name them (lw_project; a sealed trace keeps its own)."""
+    return [r[0] for r in con.execute("""
+        SELECT project FROM (SELECT lw_project(metadata, source) AS project FROM traces
+                             UNION SELECT project FROM sealed_traces)
+        WHERE project IS NOT NULL ORDER BY project""").fetchall()]
+
+
+def known_project(con: duckdb.DuckDBPyConnection, given: str) -> str:
+    """The project `given` names: the one of that name, else the only one that differs from it only in case
+    (folder names do, from one machine to another). A name that matches none is a usage error that says
+    which projects there are: exporting only the cross-project rules for a typo would look like success."""
+    names = projects(con)
+    if given in names:
+        return given
+    same = [n for n in names if n.casefold() == given.casefold()]
+    if len(same) == 1:
+        return same[0]
+    if same:
+        raise ValueError(f"--project {given}: several projects differ from it only in case: {', '.join(same)}")
+    if not names:
+        raise ValueError(f"--project {given}: the database holds no trace yet, so no project")
+    shown = ", ".join(names[:PROJECTS_SHOWN]) + (f" and {len(names) - PROJECTS_SHOWN} more" if len(names) > PROJECTS_SHOWN else "")
+    raise ValueError(f"--project {given}: no such project; the database's projects: {shown}")
+
+
 def export(con: duckdb.DuckDBPyConnection, fmt: str, templates: str | None = None, project: str | None = None) -> str:
     """The accepted lessons, most severe first, rendered in format `fmt`; with `project`, only those seen
     in that project and those seen in several (a rule learnt in one repository may not hold in another)."""

@@ -8,6 +8,7 @@ Only `store` and the weave write the database, through a connection opened here.
 
 import datetime as dt
 import logging
+import os
 import secrets
 import shutil
 import tempfile
@@ -26,6 +27,7 @@ from lessonweaver.batch import BatchResult, run_batch, split_traces
 from lessonweaver.config import (Settings, batch_memory_limit, batch_threads, database_memory_limit, document_batch_bytes,
                                  memory_bytes, parse_night)
 from lessonweaver.crashpoints import reached
+from lessonweaver.errors import os_reason
 from lessonweaver.summary import RUN_COLUMNS, RunSummary
 from lessonweaver.words import plural
 
@@ -45,6 +47,7 @@ class Plan:
     known_hashes: frozenset[str]
     tenant_salt: str
     unread: tuple[str, ...] = ()  # files in the input folders whose names are not trace files
+    empty: tuple[str, ...] = ()  # input paths with no trace file under them
 
 
 class Result(Protocol):
@@ -67,6 +70,7 @@ class Steps:
 
 def check(settings: Settings) -> None:
     """Refuse, in one line each, options that would fail the run later: before anything is read."""
+    check_out(settings.out)
     discover.discover(list(settings.paths))
     names = [a.format for a in adapters.load_adapters()]
     if settings.format and settings.format not in names:
@@ -83,6 +87,19 @@ def check(settings: Settings) -> None:
         raise ValueError(f"work folder does not exist: {settings.work_dir}")
     if settings.templates and not Path(settings.templates).is_dir():
         raise ValueError(f"template folder does not exist: {settings.templates}")
+
+
+def check_out(out: str) -> None:
+    """Refuse a report folder where no file can be made, before any work: a folder is made and removed in it
+    (or in the nearest folder above it that exists), as the run will make its files there."""
+    folder = Path(store.nearest_folder(str(Path(out) / "report")))
+    if not folder.is_dir():
+        raise ValueError(f"cannot write the reports in {out}: {folder} is a file, not a folder")
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".lessonweaver-", dir=folder))
+    except OSError as exc:
+        raise ValueError(f"cannot write the reports in {out}: files cannot be created in {folder} "
+                         f"({os_reason(exc)})") from None
 
 
 def start(settings: Settings) -> RunSummary:
@@ -111,7 +128,7 @@ def plan(settings: Settings) -> Plan:
     parts = discover.split_large(fresh, settings.batch_bytes,
                                  lambda f: adapters.one_trace_per_line(f.path, known, settings.format))
     return Plan(discover.batches(parts, settings.batch_bytes, document_batch_bytes(settings)), len(files),
-                len(files) - len(fresh), hashes, salt, tuple(unread))
+                len(files) - len(fresh), hashes, salt, tuple(unread), tuple(discover.without_traces(settings.paths)))
 
 
 def stage(files: list[discover.InputFile], settings: Settings, folder: str, known_hashes: frozenset[str],
@@ -403,6 +420,7 @@ def execute(settings: Settings, steps: Steps, log: Log = LOG) -> RunSummary:
         settings = replace(settings, tenant_salt=the_plan.tenant_salt)
         run.files_seen, run.files_skipped = the_plan.files_seen, the_plan.files_skipped
         run.files_unread, run.unread_examples = len(the_plan.unread), list(the_plan.unread[:UNREAD_SHOWN])
+        run.empty_inputs = list(the_plan.empty)
         log.info("%s found, %d unchanged since an earlier run, %s to stage", plural(the_plan.files_seen, "file"),
                  the_plan.files_skipped, plural(len(the_plan.batches), "batch", "batches"),
                  extra=progress.note(len(the_plan.batches), sum(_bytes(b) for b in the_plan.batches)))

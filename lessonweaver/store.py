@@ -27,6 +27,7 @@ import duckdb
 from lessonweaver import eventstore, lessons
 from lessonweaver.config import Settings
 from lessonweaver.crashpoints import reached
+from lessonweaver.errors import disk_full, os_reason
 from lessonweaver.queries import execute, query
 from lessonweaver.summary import RUN_COLUMNS, RunSummary, runs_schema
 
@@ -60,11 +61,17 @@ def check_path(db: str) -> None:
             raise StoreError(f"{db} is not a DuckDB database file ({'empty' if not head else 'it holds something else'}); "
                              "give another --db, or move this file away")
         return
-    parent = path.parent
-    while not parent.exists() and parent != parent.parent:
-        parent = parent.parent
+    parent = Path(nearest_folder(db))
     if not parent.is_dir():
         raise StoreError(f"no database at {db}, and none can be made there: {parent} is a file, not a folder")
+
+
+def nearest_folder(path: str) -> str:
+    """The folder a file at `path` would be made in: its own, or the nearest one above it that exists."""
+    folder = Path(path).parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    return str(folder)
 
 
 def open_error(db: str, exc: BaseException) -> StoreError:
@@ -102,6 +109,16 @@ def connect(db: str, read_only: bool = False, threads: int | None = None,
             time.sleep(0.2)
         except duckdb.Error as exc:
             raise open_error(db, exc) from None
+    try:
+        _prepare(con, db, read_only)
+    except BaseException:  # a connection left open would keep the file from being opened again (store.writing)
+        con.close()
+        raise
+    return con
+
+
+def _prepare(con: duckdb.DuckDBPyConnection, db: str, read_only: bool) -> None:
+    """Attach the event files, and bring a writer's schema up to date."""
     eventstore.attach(con, db)  # where its event files are, for readers too (a run's tallies read them)
     if not read_only:
         _rename_old_columns(con)
@@ -113,7 +130,6 @@ def connect(db: str, read_only: bool = False, threads: int | None = None,
             con.execute(upgrade)
         con.execute(query("macros.sql"))
         con.execute(query("views.sql"))
-    return con
 
 
 def _rename_old_columns(con: duckdb.DuckDBPyConnection) -> None:
@@ -143,8 +159,13 @@ def run_lock(db: str, holder: str = "run") -> Iterator[None]:
     process dies) keeps two of them from each publishing a copy made before the other's changes. The
     lock file names its holder (`run`, `review`, `forget`, `redetect`), so the refusal can say who.
     """
-    Path(db).parent.mkdir(parents=True, exist_ok=True)
-    with open(f"{db}.lock", "a+") as handle:
+    try:
+        Path(db).parent.mkdir(parents=True, exist_ok=True)
+        handle = open(f"{db}.lock", "a+")
+    except OSError as exc:  # the first file a writer makes beside the database: where a folder takes none
+        raise StoreError(f"cannot write the database {db}: files cannot be created in {nearest_folder(db)} "
+                         f"({os_reason(exc)})") from None
+    with handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -168,21 +189,46 @@ def writing(db: str, holder: str = "run") -> Iterator[str]:
     """Hold the database for one writer (run_lock) and hand it the path of a copy to write; when the
     writer is done, successful or not (each change it made is a committed transaction, or none), put the
     copy in place in one rename and delete the event files the database no longer lists. A writer that
-    dies leaves the published database as it was; the next one starts from a fresh copy. `holder`: the
+    dies, or fails on a full disk (where the copy may be cut short, and putting it in place needs room),
+    leaves the published database as it was; the next one starts from a fresh copy. `holder`: the
     command, as a refused second writer names it."""
     with run_lock(db, holder):
         work = db + eventstore.WORKING_SUFFIX
-        for stale in (work, work + ".wal"):
-            if os.path.exists(stale):
-                os.remove(stale)
-        for suffix in ("", ".wal"):  # a WAL beside the database holds changes not yet in the file itself
-            if os.path.exists(db + suffix):
-                shutil.copyfile(db + suffix, work + suffix)
+        _discard(work)
+        try:
+            for suffix in ("", ".wal"):  # a WAL beside the database holds changes not yet in the file itself
+                if os.path.exists(db + suffix):
+                    shutil.copyfile(db + suffix, work + suffix)
+        except BaseException:
+            _discard(work)  # a copy cut short is of no use, and takes room
+            raise
         try:
             yield work
-        finally:
-            if os.path.exists(work):
-                _publish(work, db)
+        except BaseException as exc:
+            if disk_full(exc) is None:
+                _publish_made(work, db)
+            else:
+                _discard(work)
+            raise
+        _publish_made(work, db)
+
+
+def _discard(work: str) -> None:
+    for path in (work, work + ".wal"):
+        if os.path.exists(path):
+            os.remove(path)
+
+
+def _publish_made(work: str, db: str) -> None:
+    """Put the copy in place, if the writer made one; on a full disk, leave the database as it was."""
+    if not os.path.exists(work):
+        return
+    try:
+        _publish(work, db)
+    except BaseException as exc:
+        if disk_full(exc) is not None:
+            _discard(work)
+        raise
 
 
 def _publish(work: str, db: str) -> None:

@@ -9,6 +9,7 @@ import datetime as dt
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from lessonweaver.discover import TRACE_NAMES
 from lessonweaver.words import plural
 
 # A run's status, as `runs.status` records it.
@@ -64,6 +65,7 @@ class RunSummary:
     detector_errors: dict[str, str] = _shown(dict)  # detector id -> why it was skipped
     file_notes: list[tuple[str, str]] = _shown(list)  # (path, note)
     unread_examples: list[str] = _shown(list)  # the first few of files_unread
+    empty_inputs: list[str] = _shown(list)  # input paths with no trace file under them
     quarantine_reasons: dict[str, int] = _shown(dict)
     rejects_by_file: list[tuple[str, int, list[str]]] = _shown(list)  # (path, count, first reasons)
     lesson_statuses: dict[str, int] = _shown(dict)
@@ -136,9 +138,11 @@ def _kept_out(run: RunSummary) -> list[str]:
     if run.rejects_by_file:
         lines.append("  (every rejected record, with its line and reason, is in the rejects table)")
     lines += [f"  note: {path}: {note}" for path, note in run.file_notes]
+    lines += [f"  no trace file under {path} (trace files are named {TRACE_NAMES}): nothing read there"
+              for path in run.empty_inputs]
     if run.files_unread:
         lines.append(f"  not read {run.files_unread:>5}  {'file' if run.files_unread == 1 else 'files'} not named like trace "
-                     "files (.json, .jsonl, .ndjson, .traj, or those .gz): " + ", ".join(run.unread_examples)
+                     f"files ({TRACE_NAMES}): " + ", ".join(run.unread_examples)
                      + (", ..." if run.files_unread > len(run.unread_examples) else "")
                      + "; name a file to read it whatever its name")
     for keys, n, first, files in run.unrecognised[:5]:

@@ -296,8 +296,44 @@ def test_project_scopes_the_rules_to_where_they_were_learnt(demo, tmp_path, caps
         for given in (str(folder), name):
             code, out, _ = export(capsys, demo, "--project", given)
             assert code == 0 and lid in out and not [o for o in projects if o != lid and o in out]
-    code, out, _ = export(capsys, demo, "--project", "a-project-never-seen")
-    assert code == 0 and not [lid for lid in projects if lid in out]
     capsys.readouterr()
     assert main(["export", "--db", str(demo), "--project", "x", "--all"]) == 2
     assert "not allowed with argument" in capsys.readouterr().err
+
+
+def test_a_project_is_named_whatever_its_case_and_one_that_is_none_is_refused(demo, tmp_path, capsys):
+    """`--project` in another case names the project; a name no stored trace's project has (a typo) is a
+    usage error that lists the projects there are, not an export of the cross-project rules alone."""
+    projects = dict(query_db(demo, "SELECT lesson_id, projects FROM lessons WHERE review = 'accepted'"))
+    for lid, (name,) in projects.items():
+        code, out, _ = export(capsys, demo, "--project", name.upper())
+        assert code == 0 and lid in out and not [o for o in projects if o != lid and o in out]
+    every = {p for (ps,) in query_db(demo, "SELECT projects FROM lessons") for p in ps}
+    folder = tmp_path / "a-project-never-seen"
+    folder.mkdir()
+    for given, named in (("a-project-never-seen", "a-project-never-seen"), (str(folder), "a-project-never-seen"),
+                         ("pr-reviewr", "pr-reviewr")):
+        code, out, err = export(capsys, demo, "--project", given)
+        assert code == 2 and out == "", (given, out)
+        (line,) = err.strip().splitlines()
+        assert line.startswith(f"lessonweaver: error: --project {named}: no such project; the database's projects: ")
+        assert every <= set(line.split("projects: ", 1)[1].split(", ")), line
+
+
+def test_projects_that_differ_only_in_case_are_not_guessed_between(tmp_path, capsys):
+    from conftest import write_traces
+
+    def trace(n: int, project: str) -> dict:
+        return {"trace_id": f"t{n}", "source": "helper", "task": "Answer", "outcome": "success",
+                "metadata": {"project": project},
+                "events": [{"id": "e1", "type": "user_message", "content": "Hello"},
+                           {"id": "e2", "type": "final_answer", "content": "Hi"}]}
+
+    write_traces(tmp_path / "in", "traces.jsonl", [trace(1, "Shop"), trace(2, "shop"), trace(3, "Tools")])
+    db = tmp_path / "lw.duckdb"
+    assert main(["run", "--no-prefect", "-q", str(tmp_path / "in"), "--db", str(db), "--out", str(tmp_path / "r")]) == 0
+    for given in ("Shop", "shop", "tools", "TOOLS"):
+        assert export(capsys, db, "--project", given)[0] == 0, given
+    code, out, err = export(capsys, db, "--project", "SHOP")
+    assert (code, out) == (2, "")
+    assert err.strip() == "lessonweaver: error: --project SHOP: several projects differ from it only in case: Shop, shop"
