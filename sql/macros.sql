@@ -499,6 +499,27 @@ CREATE OR REPLACE MACRO lw_project(metadata, source) AS
              nullif(regexp_extract(coalesce(metadata->>'repository', metadata->>'repo', ''), '([^/:]+?)(\.git)?/*$', 1), ''),
              source);
 
+-- Where a trace ran, in a few words ("Linux, bash, sandbox workspace-write, network restricted"), from what
+-- its producer recorded: the operating system (OpenTelemetry's os.type, else the convention of the working
+-- directory's home: /Users/ is macOS, /home/ Linux, a drive letter Windows), the shell, the sandbox and its
+-- network (Codex's environment context), the container or host. NULL when nothing is known.
+CREATE OR REPLACE MACRO lw_environment(metadata) AS
+    nullif(concat_ws(', ',
+        coalesce(metadata->>'os', metadata->>'os.type',
+                 CASE WHEN regexp_matches(coalesce(metadata->>'cwd', ''), '^/Users/') THEN 'macOS'
+                      WHEN regexp_matches(coalesce(metadata->>'cwd', ''), '^/home/') THEN 'Linux'
+                      WHEN regexp_matches(coalesce(metadata->>'cwd', ''), '^[A-Za-z]:[\\/]') THEN 'Windows' END),
+        metadata->>'shell',
+        'sandbox ' || (metadata->>'sandbox'),
+        'network ' || (metadata->>'network'),
+        'container ' || (metadata->>'container.name')), '');
+
+-- A rule said of where it holds: "In OpenPrintKit (Linux, bash): When `pytest` fails ...", "On macOS: ...".
+CREATE OR REPLACE MACRO lw_situated(rule, workspace, environment) AS
+    CASE WHEN rule IS NULL OR (workspace IS NULL AND environment IS NULL) THEN rule
+         WHEN workspace IS NULL THEN 'On ' || environment || ': ' || rule
+         ELSE 'In ' || workspace || coalesce(' (' || environment || ')', '') || ': ' || rule END;
+
 -- How often, in words: "18 times in 3 sessions across 2 projects" (projects when more than one).
 CREATE OR REPLACE MACRO lw_frequency(occurrences, traces, projects) AS
     CASE WHEN occurrences = 1 THEN 'once' ELSE occurrences || ' times' END

@@ -214,6 +214,7 @@ ALTER TABLE lessons ADD COLUMN IF NOT EXISTS recovery_kind VARCHAR;
 ALTER TABLE lessons ADD COLUMN IF NOT EXISTS wasted_steps BIGINT;   -- calls its failures cost before something worked
 ALTER TABLE lessons ADD COLUMN IF NOT EXISTS sources BIGINT;
 ALTER TABLE lessons ADD COLUMN IF NOT EXISTS projects VARCHAR[];    -- the projects of its traces (lw_project)
+ALTER TABLE lessons ADD COLUMN IF NOT EXISTS environment VARCHAR;   -- where its traces ran, when they share it (lw_environment)
 ALTER TABLE lessons ADD COLUMN IF NOT EXISTS tenants BIGINT;
 ALTER TABLE lessons ADD COLUMN IF NOT EXISTS human BOOLEAN;         -- a person had to step in
 ALTER TABLE lessons ADD COLUMN IF NOT EXISTS frequency VARCHAR;     -- "18 times in 3 sessions across 2 projects"

@@ -36,7 +36,10 @@ def test_a_rollout_is_a_trace_and_every_line_is_accounted(con):
     t = traces[SESSION]
     assert (t["format"], t["source"], t["task"]) == ("codex", "codex/invoicer", "Fix the VAT rounding in invoices and run the tests.")
     assert json.loads(t["metadata"]) == {"cwd": "/home/dev/invoicer", "cli_version": "0.58.0", "originator": "codex_cli_rs",
-                                         "git_branch": "fix/vat", "models": ["gpt-5-codex"]}
+                                         "git_branch": "fix/vat", "models": ["gpt-5-codex"],
+                                         # where its commands ran, from the environment context and turn context
+                                         "shell": "zsh", "sandbox": "workspace-write", "network": "restricted",
+                                         "approval": "on-request"}
     assert traces[BARE]["task"] == "Add a --dry-run flag to the export command."
     assert [(a["records"], a["loaded"], a["unaccounted"]) for a in rows(con, "SELECT * FROM file_accounts ORDER BY records")] == [
         (6, 6, 0), (7, 7, 0), (27, 27, 0)]

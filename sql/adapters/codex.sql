@@ -251,7 +251,23 @@ SELECT d.trace_id, 'codex',
            'git_branch', arg_min(d.q.git->>'branch', (d.file_id, d.record)) FILTER (WHERE d.kind = 'session_meta'),
            'forked_from', arg_min(coalesce(d.q.forked_from_id, d.q.parent_thread_id), (d.file_id, d.record))
                               FILTER (WHERE d.kind = 'session_meta'),
-           'models', list_sort(list_distinct(list(d.q.model) FILTER (WHERE d.kind = 'turn_context' AND d.q.model IS NOT NULL)))))::VARCHAR,
+           'models', list_sort(list_distinct(list(d.q.model) FILTER (WHERE d.kind = 'turn_context' AND d.q.model IS NOT NULL))),
+           -- where the agent's commands ran: the shell, the sandbox, its network and approval policy, as the
+           -- session's first <environment_context> (written in the user role) or turn_context says
+           'shell', arg_min(nullif(regexp_extract(d.cwd_text, '<shell>([^<]*)</shell>', 1), ''), (d.file_id, d.record)),
+           'sandbox', arg_min(coalesce(nullif(regexp_extract(d.cwd_text, '<sandbox_mode>([^<]*)</sandbox_mode>', 1), ''),
+                                       CASE WHEN d.kind = 'turn_context'
+                                            THEN coalesce(try_cast(d.cwd_text AS JSON)->'sandbox_policy'->>'type',
+                                                          try_cast(d.cwd_text AS JSON)->'sandbox_policy'->>'mode') END),
+                              (d.file_id, d.record)),
+           'network', arg_min(coalesce(nullif(regexp_extract(d.cwd_text, '<network_access>([^<]*)</network_access>', 1), ''),
+                                       CASE WHEN d.kind = 'turn_context'
+                                            THEN CASE lw_bool(try_cast(d.cwd_text AS JSON)->'sandbox_policy'->>'network_access')
+                                                   WHEN true THEN 'enabled' WHEN false THEN 'restricted' END END),
+                              (d.file_id, d.record)),
+           'approval', arg_min(coalesce(nullif(regexp_extract(d.cwd_text, '<approval_policy>([^<]*)</approval_policy>', 1), ''),
+                                        CASE WHEN d.kind = 'turn_context' THEN try_cast(d.cwd_text AS JSON)->>'approval_policy' END),
+                               (d.file_id, d.record))))::VARCHAR,
               '{}')::JSON,
        NULL, arg_min(d.file_id, (d.file_id, d.record)), arg_min(d.record, (d.file_id, d.record))
 FROM codex_docs d GROUP BY d.trace_id;

@@ -8,13 +8,16 @@
 --   'quiet'      not seen since it was accepted: working, or stale (`nights`: since it was last seen).
 -- A rule's text edited in review is accepted again then (reviews keep the latest decision's time).
 -- Each rule also names the accepted rules it duplicates: one signature, or texts whose word sets have a
--- Jaccard similarity of 0.8 or more. Ordered by whether it needs a person, then by id.
+-- Jaccard similarity of 0.8 or more, leaving out where they hold. Ordered by whether it needs a person, then by id.
 -- Parameters: $night (DATE): the latest night; $resolve_after (INTEGER); $grace (INTEGER).
 WITH accepted AS (
     SELECT l.lesson_id, l.title, l.lesson, l.signature, l.detector, l.first_night, l.last_night,
            -- the night of the latest run before the decision (a backfilled night is not the calendar's)
            coalesce((SELECT max(u.night) FROM runs u WHERE u.started_at <= r.decided_at), r.decided_at::DATE) AS accepted_night,
-           list_distinct(lw_words(l.lesson)) AS words
+           -- the words of what the rule says, not of where it holds (its project and environment, which
+           -- rules of one project share)
+           list_filter(list_distinct(lw_words(l.lesson)),
+                       lambda w: NOT list_contains(lw_words(concat_ws(' ', 'in on', l.environment, array_to_string(l.projects, ' '))), w)) AS words
     FROM lessons l JOIN reviews r USING (lesson_id)
     WHERE l.review = 'accepted' AND r.decision = 'accepted'
     QUALIFY row_number() OVER (PARTITION BY l.lesson_id ORDER BY r.decided_at DESC) = 1

@@ -20,6 +20,8 @@ DELETE FROM lesson_tenants;
 CREATE OR REPLACE TEMP TABLE woven AS
 SELECT d.*, coalesce(t.source, s.source) AS source, t.task, coalesce(t.tenant, s.tenant) AS tenant,
        coalesce(lw_project(t.metadata, t.source), s.project) AS project,
+       lw_project(t.metadata, NULL) AS workspace,    -- a project its producer named, not the source's name
+       lw_environment(t.metadata) AS environment,
        coalesce(list_position($severities, d.severity) - 1, 2) AS sev_rank,
        -- a person stepped in, and said something: a bare interruption alone says nothing to learn from
        coalesce(((d.detector = 'human_correction' OR d.family = 'human_correction') AND d.recovery_kind IS NOT NULL)
@@ -44,6 +46,9 @@ WITH grouped AS (
            count(DISTINCT w.tenant) AS tenants,
            count(DISTINCT w.source) AS sources,
            list_sort(list_distinct(list(w.project) FILTER (WHERE w.project IS NOT NULL))) AS projects,
+           -- the workspace and the environment every finding shares: what the rule is said of
+           CASE WHEN count(DISTINCT w.workspace) = 1 AND count(w.workspace) = count(*) THEN any_value(w.workspace) END AS workspace,
+           CASE WHEN count(DISTINCT w.environment) = 1 AND count(w.environment) = count(*) THEN any_value(w.environment) END AS environment,
            arg_min(w.tool, w.pick) FILTER (WHERE w.tool IS NOT NULL) AS tool,
            arg_min(k.title, w.pick) AS detector_title,
            arg_min(coalesce(w.category, k.category, 'agent'), w.pick) AS category,
@@ -114,11 +119,11 @@ WITH nights AS (
 ),
 lifecycle AS (
     SELECT c.lesson_id, c.family, c.detector, c.detectors, c.severity, c.source, c.rep.task AS task, c.tenant,
-           c.tenants, c.sources, c.projects, c.tool, c.category, c.confidence, c.human,
+           c.tenants, c.sources, c.projects, c.tool, c.category, c.confidence, c.human, c.environment,
            -- a title from structured parts: the detector's title and what the finding says, short
            lw_clip(coalesce(c.rep.title, coalesce(c.detector_title, c.detector) || ': ' || lw_first_line(c.rep.evidence, $title_chars)),
                    $title_chars) AS title,
-           c.rep.problem AS problem, c.rep.lesson AS proposed_lesson, c.rep.evidence AS evidence,
+           c.rep.problem AS problem, c.situated AS proposed_lesson, c.rep.evidence AS evidence,
            c.rep.signature AS signature, c.rep.recovery AS recovery, c.rep.recovery_kind AS recovery_kind,
            c.example_trace_ids, c.occurrences, c.trace_count, c.variants, c.wasted_steps,
            lw_frequency(c.occurrences, c.trace_count, len(c.projects)) AS frequency,
@@ -132,9 +137,15 @@ lifecycle AS (
              ELSE 'open'  -- not seen tonight: never "recurring"
            END AS status,
            coalesce(r.decision, 'pending') AS review,
-           coalesce(r.text, c.rep.lesson) AS lesson,
+           coalesce(r.text, c.situated) AS lesson,
            $night - coalesce(n.last_night, $night) AS nights_since
-    FROM causes c LEFT JOIN nights n USING (lesson_id) LEFT JOIN reviews r USING (lesson_id)
+    FROM (SELECT *,
+                 -- the rule says where it holds: the project its sessions share, and for a tool's or the
+                 -- environment's failure the environment they ran in (a person's correction says its own)
+                 lw_situated(rep.lesson, workspace, CASE WHEN (tool IS NOT NULL AND NOT human) OR category = 'environment'
+                                                         THEN environment END) AS situated
+          FROM causes) c
+    LEFT JOIN nights n USING (lesson_id) LEFT JOIN reviews r USING (lesson_id)
     WHERE c.listed
 )
 -- Priority: what the cause cost. Severity, category and confidence weights, times its reach (traces
@@ -164,6 +175,8 @@ WITH mine AS (
            count(*) AS occurrences, count(DISTINCT w.trace_id) AS trace_count,
            list_sort(list_distinct(list(w.trace_id)))[1:5] AS example_trace_ids,
            count(DISTINCT w.project) AS projects,
+           CASE WHEN count(DISTINCT w.workspace) = 1 AND count(w.workspace) = count(*) THEN any_value(w.workspace) END AS workspace,
+           CASE WHEN count(DISTINCT w.environment) = 1 AND count(w.environment) = count(*) THEN any_value(w.environment) END AS environment,
            min(w.detected_at) AS first_seen, max(w.detected_at) AS last_seen
     FROM woven w SEMI JOIN lessons l USING (lesson_id)
     WHERE w.tenant IS NOT NULL
@@ -172,7 +185,10 @@ WITH mine AS (
 SELECT m.lesson_id, m.tenant,
        lw_clip(coalesce(m.rep.title, coalesce(k.title, l.detector) || ': ' || lw_first_line(m.rep.evidence, $title_chars)),
                $title_chars) AS title,
-       m.rep.problem AS problem, m.rep.lesson AS proposed_lesson, m.rep.evidence AS evidence, m.rep.recovery AS recovery,
+       m.rep.problem AS problem,
+       lw_situated(m.rep.lesson, m.workspace, CASE WHEN (l.tool IS NOT NULL AND NOT l.human) OR l.category = 'environment'
+                                                   THEN m.environment END) AS proposed_lesson,
+       m.rep.evidence AS evidence, m.rep.recovery AS recovery,
        m.example_trace_ids, m.occurrences, m.trace_count, lw_frequency(m.occurrences, m.trace_count, m.projects) AS frequency,
        m.first_seen, m.last_seen
 FROM mine m JOIN lessons l USING (lesson_id) LEFT JOIN detectors k ON k.detector = l.detector;
