@@ -110,7 +110,8 @@ SELECT e.trace_id, e.first.event_id AS event_id, e.first.seq AS seq, e.q300 AS e
        CASE WHEN e.first.wordless THEN 'refused: ' || coalesce(c.tool_key, 'a step')
             WHEN e.first.outcome THEN 'corrected by a human, correction not recorded'
             WHEN e.first.unchecked THEN 'work handed back unchecked: the user found the failure or asked for the check'
-            WHEN e.first.reason = 'disputed' THEN 'disputed the facts behind ' || coalesce(c.tool_key, 'what the agent stated')
+            -- a fact disputed is one cause whatever the agent was running when it used it
+            WHEN e.first.reason = 'disputed' THEN 'disputed the facts the agent stated'
             WHEN e.first.reason = 'failed' AND c.changed_with IS NOT NULL THEN 'the fix did not work: ' || c.changed_with
             ELSE coalesce(nullif(e.key_words, ''), lw_mask(e.first.evidence)) END AS signature,
        CASE WHEN e.first.reason = 'failed' THEN coalesce(c.changed_with, c.tool_key) ELSE c.tool_key END AS tool,
@@ -124,7 +125,7 @@ SELECT e.trace_id, e.first.event_id AS event_id, e.first.seq AS seq, e.q300 AS e
             WHEN e.first.outcome THEN 'A human corrected the run; the correction was not recorded'
             WHEN e.first.unchecked THEN 'The user found what the agent had not checked: "' || lw_clip(e.q300, 36) || '"'
             WHEN e.first.reason = 'disputed'
-            THEN 'The user had to correct the facts' || coalesce(' behind `' || c.tool_key || '`', ' the agent stated')
+            THEN 'The user had to correct the facts the agent stated'
             WHEN e.first.reason = 'failed' AND c.changed_with IS NOT NULL
             THEN 'The problem was still there after `' || c.changed_with || '`'
             ELSE 'The user had to say: "' || lw_clip(e.q300, 56) || '"' END AS title,
@@ -137,8 +138,8 @@ SELECT e.trace_id, e.first.event_id AS event_id, e.first.seq AS seq, e.q300 AS e
             THEN 'Run what you changed (the program, its tests, what CI runs) and read the result before you say it works: '
                  || 'the user had to find the failure or ask for the check ("' || e.q240 || '").'
             WHEN e.first.reason = 'disputed'
-            THEN 'Check the facts' || coalesce(' behind `' || c.tool_key || '`', ' you state') || ' against what the user told you before you act on them or answer: '
-                 || 'the user had to correct them ("' || e.q240 || '").'
+            THEN 'Check the facts you state (a name, a number, an id) against what the user told you and what your tools returned before you act on them'
+                 || coalesce(' (here `' || c.tool_key || '`)', '') || ' or answer: the user had to correct them ("' || e.q240 || '").'
             WHEN e.first.reason = 'failed' AND c.changed_with IS NOT NULL
             THEN 'After `' || c.changed_with || '` do not say the problem is fixed: have the user check it, and take the next step your runbook lists when it is not '
                  || '(the user found it was not: "' || e.q240 || '").'
