@@ -4,6 +4,7 @@ import base64
 import datetime as dt
 import json
 import hashlib
+import re
 import uuid
 from pathlib import Path
 
@@ -18,8 +19,8 @@ from lessonweaver.cli import main
 # Fake values of every kind the scan knows, each valid for its validator. Built from parts so that this
 # file itself does not trip a repository secret scanner.
 SECRETS = {
-    "aws_access_key": "AKIA" + "IOSFODNN7EXAMPLE",
-    "aws_secret_key": "aws_secret_access_key=" + "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "aws_access_key": "AKIA" + "Q3ZRT7WNB2KD5LMH",
+    "aws_secret_key": "aws_secret_access_key=" + "wJalrXUtnFEMI/K7MDENG/bPxRfiCYQ7MZ2KE9WY",
     "github_token": "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
     "gitlab_token": "glpat-" + "Zx9Yw8Vu7Ts6Rq5Po4Nm",
     "slack_token": "xoxb-" + "2048-4096-Ab3dEf6hIj9k",
@@ -73,10 +74,25 @@ def corpus(tmp_path: Path) -> Path:
     return write_traces(tmp_path / "in", "planted.jsonl", traces).parent
 
 
-def test_planted_secrets_quarantine_and_pii_is_redacted(corpus: Path):
-    con = stage([corpus])
+MARKER = re.compile(r"\[SECRET:([a-z_]+)#[0-9a-f]{8}\]")
+
+
+@pytest.mark.parametrize("mode", ["redact", "quarantine"])
+def test_planted_secrets_are_redacted_or_quarantine_and_pii_is_redacted(corpus: Path, mode: str):
+    con = stage([corpus], secrets=mode)
     reasons = {r["trace_id"]: r["reason"] for r in rows(con, "SELECT trace_id, reason FROM quarantine")}
-    assert reasons == {f"sec-{kind}": f"secret:{kind}" for kind in SECRETS}
+    if mode == "quarantine":
+        assert reasons == {f"sec-{kind}": f"secret:{kind}" for kind in SECRETS}
+    else:
+        assert reasons == {}
+        kept = {r["trace_id"]: r for r in rows(
+            con, "SELECT t.trace_id, any_value(t.redacted) AS redacted, concat_ws(' ', any_value(CAST(t.metadata AS VARCHAR)), "
+                 "string_agg(concat_ws(' ', e.content, CAST(e.metadata AS VARCHAR)), ' ')) AS text "
+                 "FROM traces t JOIN events e USING (trace_id) GROUP BY t.trace_id")}
+        for kind, value in SECRETS.items():
+            trace = kept[f"sec-{kind}"]
+            assert trace["redacted"] == [kind] and MARKER.findall(trace["text"]) == [kind], kind
+            assert patterns.core(kind, value.replace("\\n", "\n")) not in trace["text"], kind
     loaded = {r["trace_id"]: r["text"] for r in rows(
         con, "SELECT trace_id, string_agg(concat_ws(' ', content, metadata), ' ') AS text FROM events GROUP BY 1")}
     meta = {r["trace_id"]: r["m"] for r in rows(con, "SELECT trace_id, CAST(metadata AS VARCHAR) AS m FROM traces")}
@@ -91,10 +107,16 @@ def test_pii_quarantine_mode(corpus: Path):
     assert {t: r for t, r in reasons.items() if t.startswith("pii-")} == {f"pii-{k}": f"pii:{k}" for k in PII}
 
 
-def test_no_planted_value_reaches_any_byte_and_the_audit_passes(prefect_server, corpus: Path, tmp_path: Path, capsys):
+@pytest.mark.parametrize("mode", ["redact", "quarantine"])
+def test_no_planted_value_reaches_any_byte_and_the_audit_passes(prefect_server, corpus: Path, tmp_path: Path, capsys,
+                                                                mode: str):
     db, out = tmp_path / "lw.duckdb", tmp_path / "reports"
-    run = nightly(paths=[str(corpus)], db=str(db), out=str(out))
-    assert run.traces_quarantined == len(SECRETS) and run.traces_loaded == len(PII)
+    run = nightly(paths=[str(corpus)], db=str(db), out=str(out), secrets=mode)
+    if mode == "quarantine":
+        assert run.traces_quarantined == len(SECRETS) and run.traces_loaded == len(PII) and run.traces_redacted == 0
+    else:
+        assert run.traces_quarantined == 0 and run.traces_loaded == len(PII) + len(SECRETS)
+        assert run.traces_redacted == len(SECRETS) and run.redaction_kinds == {k: 1 for k in sorted(SECRETS)}
     values = [v.replace("\\n", "\n") for v in SECRETS.values()] + [v for v, _ in PII.values()]
     # every file the run left (database, WAL, event Parquet, reports), Parquet read row by row
     assert leaks(db, out, "Use the staging cluster first.") != []  # the scan sees what was stored
@@ -263,22 +285,36 @@ CODING_SECRETS = {
     "key": "$ cat ~/.ssh/id_ed25519\n-----BEGIN OPENSSH " + "PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA",
     "url": "git remote -v\norigin https://deploy:" + "Gh7x2Kq9Lm4V" + "@git.internal.corp/app.git (push)",
 }
+# the credential in each, as the redaction must take it out
+CODING_VALUES = {"diff": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ8vLkP2", "file": "Zq8!vR2#pLm9xT",
+                 "shell": "9fK2mQ7xR4tL8vB1nC6zW3yH5jD0sA2pE7uG", "json": "N7#kq2Vx!pR9",
+                 "key": "b3BlbnNzaC1rZXktdjEAAAAA", "url": "Gh7x2Kq9Lm4V"}
 
 
+@pytest.mark.parametrize("mode", ["redact", "quarantine"])
 @pytest.mark.parametrize("where", sorted(CODING_SECRETS))
-def test_real_credentials_in_coding_traces_quarantine(tmp_path: Path, where: str):
+def test_real_credentials_in_coding_traces_are_redacted_or_quarantine(tmp_path: Path, where: str, mode: str):
     trace = {"trace_id": f"code-{where}", "source": "coder", "task": "Fix the build", "outcome": "success",
              "events": [{"id": "e1", "type": "tool_call", "content": "bash", "status": "success"},
                         {"id": "e2", "type": "tool_result", "content": CODING_SECRETS[where], "status": "success"}]}
-    con = stage([write_traces(tmp_path, "code.jsonl", [trace])])
-    assert [r["trace_id"] for r in rows(con, "SELECT trace_id FROM quarantine")] == [f"code-{where}"]
-    assert con.execute("SELECT count(*) FROM traces").fetchone()[0] == 0
-    # the agent's own call printed it: a finding under the trace's sealed key, naming the kind, never the value
-    found = rows(con, "SELECT trace_id, evidence, lesson, tool FROM detections WHERE detector = 'secret_exposed'")
-    assert len(found) == 1 and found[0]["trace_id"].startswith("sealed-") and found[0]["tool"] == "bash"
+    con = stage([write_traces(tmp_path, "code.jsonl", [trace])], secrets=mode)
+    value = CODING_VALUES[where]
+    found = rows(con, "SELECT trace_id, event_id, evidence, lesson, tool FROM detections WHERE detector = 'secret_exposed'")
+    assert len(found) == 1 and found[0]["tool"] == "bash"
     assert "`bash` printed a credential (" in found[0]["evidence"]
-    value = CODING_SECRETS[where].splitlines()[-1]
-    assert not any(value in (v or "") or f"code-{where}" in (v or "") for v in found[0].values())
+    if mode == "quarantine":
+        assert [r["trace_id"] for r in rows(con, "SELECT trace_id FROM quarantine")] == [f"code-{where}"]
+        assert con.execute("SELECT count(*) FROM traces").fetchone()[0] == 0
+        # the agent's own call printed it: a finding under the trace's sealed key, naming the kind, never the value
+        assert found[0]["trace_id"].startswith("sealed-") and found[0]["event_id"] is None
+        assert not any(value in (v or "") or f"code-{where}" in (v or "") for v in found[0].values())
+    else:
+        # kept, the value replaced in place; the finding names the trace and the event, never the value
+        assert rows(con, "SELECT trace_id FROM quarantine") == []
+        said = con.execute("SELECT content FROM events WHERE event_id = 'e2'").fetchone()[0]
+        assert MARKER.search(said) and CODING_VALUES[where] not in said
+        assert (found[0]["trace_id"], found[0]["event_id"]) == (f"code-{where}", "e2")
+        assert not any(value in (v or "") for v in found[0].values())
 
 
 def test_redaction_keeps_escapes_whole_in_json_written_inside_json(tmp_path: Path):
