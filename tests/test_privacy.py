@@ -15,6 +15,7 @@ from conftest import leaks, rows, stage, write_traces
 from flows.nightly import nightly
 from lessonweaver import patterns, privacy
 from lessonweaver.cli import main
+from lessonweaver.scrub import scrub
 
 # Fake values of every kind the scan knows, each valid for its validator. Built from parts so that this
 # file itself does not trip a repository secret scanner.
@@ -436,9 +437,10 @@ def test_tags_and_tenant_keys_spelt_with_escapes_in_event_metadata_still_count(t
     assert metas[1] == '{"tool":"x"}'
 
 
-def test_a_secret_the_agent_printed_is_a_lesson_while_its_trace_stays_quarantined(prefect_server, tmp_path: Path, capsys):
-    """The finding is stored under a sealed key: the lesson, the report and the audit never meet the
-    trace's id or the value; forgetting the trace takes its finding too."""
+def test_a_secret_the_agent_printed_is_a_lesson_on_its_kept_trace(prefect_server, tmp_path: Path, capsys):
+    """Secrets redacted (the default): the trace is kept with a marker in place of the key; the finding names
+    the trace and the event, never the value; the audit finds nothing; an export carries no marker's hash;
+    forgetting the trace takes its finding too."""
     key = CODING_SECRETS["shell"].split("\n")[1]
     traces = [{"trace_id": f"leaky-{n}", "source": "coder", "task": "Debug the deploy", "outcome": "success",
                "metadata": {"cwd": "/home/dev/deployer"},
@@ -450,6 +452,49 @@ def test_a_secret_the_agent_printed_is_a_lesson_while_its_trace_stays_quarantine
               for n in (1, 2)]
     db, out = tmp_path / "lw.duckdb", tmp_path / "reports"
     run = nightly(paths=[str(write_traces(tmp_path / "in", "s.jsonl", traces))], db=str(db), out=str(out))
+    assert run.traces_quarantined == 0 and run.traces_redacted == 2 and run.status == "completed"
+    lessons = [json.loads(line) for line in (out / "lessons.jsonl").read_text().splitlines()]
+    exposed = [x for x in lessons if x["detector"] == "secret_exposed"]
+    assert len(exposed) == 1 and exposed[0]["trace_count"] == 2
+    assert "`gh auth` printed a credential (github token)" in exposed[0]["evidence"]
+    assert sorted(exposed[0]["example_trace_ids"]) == ["leaky-1", "leaky-2"]
+    assert leaks(db, out, key) == [] and leaks(db, out, key[4:]) == []
+    assert main(["audit", "--db", str(db), "--out", str(out)]) == 0
+    stored = duckdb.connect(str(db), read_only=True)
+    try:
+        marker = stored.execute("SELECT content FROM events WHERE event_id = 'e3'").fetchall()
+        found = stored.execute("SELECT trace_id, event_id FROM detections WHERE detector = 'secret_exposed' ORDER BY 1").fetchall()
+    finally:
+        stored.close()
+    assert len({m for (m,) in marker}) == 1 and MARKER.fullmatch(marker[0][0])  # one key, one marker
+    assert found == [("leaky-1", "e3"), ("leaky-2", "e3")]
+    # what leaves the database (reports, exports: scrubbed text) keeps a marker's kind, never its hash
+    assert not [p for p in out.iterdir() if marker[0][0][-9:-1].encode() in p.read_bytes()]
+    assert scrub(f"paste {marker[0][0]} here") == "paste [SECRET:github_token] here"
+    assert main(["forget", "--db", str(db), "--trace", "leaky-1"]) == 0
+    stored = duckdb.connect(str(db), read_only=True)
+    try:
+        left = stored.execute("SELECT trace_id FROM detections WHERE detector = 'secret_exposed'").fetchall()
+    finally:
+        stored.close()
+    assert left == [("leaky-2",)]
+
+
+def test_a_secret_the_agent_printed_is_a_lesson_while_its_trace_stays_quarantined(prefect_server, tmp_path: Path, capsys):
+    """Secrets quarantined: the finding is stored under a sealed key: the lesson, the report and the audit
+    never meet the trace's id or the value; forgetting the trace takes its finding too."""
+    key = CODING_SECRETS["shell"].split("\n")[1]
+    traces = [{"trace_id": f"leaky-{n}", "source": "coder", "task": "Debug the deploy", "outcome": "success",
+               "metadata": {"cwd": "/home/dev/deployer"},
+               "events": [{"id": "e1", "type": "user_message", "content": "Why does the deploy fail?"},
+                          {"id": "e2", "type": "tool_call", "content": "Bash", "status": "success",
+                           "metadata": {"arguments": {"command": "gh auth token"}}},
+                          {"id": "e3", "type": "tool_result", "content": key, "status": "success"},
+                          {"id": "e4", "type": "final_answer", "content": "The token is valid; the runner lacks it."}]}
+              for n in (1, 2)]
+    db, out = tmp_path / "lw.duckdb", tmp_path / "reports"
+    run = nightly(paths=[str(write_traces(tmp_path / "in", "s.jsonl", traces))], db=str(db), out=str(out),
+                  secrets="quarantine")
     assert run.traces_quarantined == 2 and run.status == "completed"
     lessons = [json.loads(line) for line in (out / "lessons.jsonl").read_text().splitlines()]
     exposed = [x for x in lessons if x["detector"] == "secret_exposed"]
