@@ -78,7 +78,10 @@ _PLACEHOLDER_VALUE = re.compile(
     r"|null|none|nil|true|false|undefined|n/?a|empty|unset|hidden|masked|omitted|changeme\b.*|your[-_ ].*"
     # the last: our own marker `[SECRET:<kind>#<hash>]` read from its colon, with what follows it up to a
     # space or a quote (`@host` of a URL whose password it replaced): the scan took any secret out of that
-    r"|[a-z0-9_]+#[0-9a-f]{8}\].*)$", re.I)
+    r"|[a-z0-9_]+#[0-9a-f]{8}\].*"
+    # or a value that begins with a marker: a keyed value longer than a match takes (256 characters, a
+    # long cookie) lost its first part, which is what the scan took for the secret
+    r"|\[SECRET:[a-z0-9_]+#[0-9a-f]{8}\].*)$", re.I)
 # A mask inside a value (`sk-…REDACTED`, `ghp_****`, `AKIAXXXXXXXXXXXXXXXX`): shown, not usable.
 _MASKED = re.compile(r"redacted|\*{3,}|•{3,}|…|x{4,}", re.I)
 _SCHEME = re.compile(r"^(?:bearer|basic|token|digest)\s+", re.I)
