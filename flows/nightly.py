@@ -97,6 +97,7 @@ def nightly(
     templates: str | None = None,
     format: str | None = None,
     pii: str = "redact",
+    secrets: str = "redact",
     tenant: str | None = None,
     runner: str = "threads",
     dask_address: str | None = None,

@@ -158,9 +158,9 @@ def stage_in(con: duckdb.DuckDBPyConnection, files: list[InputFile], settings: S
     errors: dict[str, str] = {}
     sequence: list[tuple[str, Callable[[], object]]] = [
         ("read", lambda: read.read_files(con, files, known_hashes)),
-        ("scan", lambda: privacy.scan(con, settings.pii)),
+        ("scan", lambda: privacy.scan(con, settings.pii, settings.secrets, settings.tenant_salt)),
         ("adapt", lambda: adapters.adapt(con, adapters.load_adapters(), settings.format)),
-        ("screen", lambda: privacy.screen(con, settings.pii, settings.tenant_salt)),
+        ("screen", lambda: privacy.screen(con, settings.pii, settings.tenant_salt, settings.secrets)),
         ("detect", lambda: errors.update(detectors.detect(con, found))),
         ("audit staged", lambda: privacy.audit_staged(con)),
         ("account", lambda: account(con)),

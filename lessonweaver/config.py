@@ -21,6 +21,7 @@ class Settings:
     templates: str | None = None  # a folder that overrides the shipped templates
     format: str | None = None  # force one adapter instead of sniffing each file
     pii: str = "redact"  # what to do with PII in untagged traces: 'redact' or 'quarantine'
+    secrets: str = "redact"  # what to do with secrets in untagged traces: 'redact' (a typed marker) or 'quarantine'
     tenant: str | None = None  # render the reports from this tenant's traces only
     night: str | None = None  # YYYY-MM-DD the run counts for; default today (UTC)
     runner: str = "threads"  # where batches are staged: 'threads' or 'dask'

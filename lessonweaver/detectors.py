@@ -36,6 +36,7 @@ from pathlib import Path
 
 import duckdb
 
+from lessonweaver import privacy
 from lessonweaver.adapters import load_adapters
 from lessonweaver.errors import safe_error
 from lessonweaver.packs import find_packs
@@ -211,6 +212,7 @@ def detect(con: duckdb.DuckDBPyConnection, detectors: list[Detector], into: str 
     for those that failed, which leave no rows."""
     con.execute(DETECTIONS_TABLE.format(kind="TEMP" if temporary else "", table=into))
     execute(con, "facts/exposures.sql")
+    privacy.exposures_of_kept(con)
     execute(con, "facts/facts.sql")
     execute(con, "facts/turns.sql")  # kept after the facts go: a batch writes it out, a redetect stores it
     errors: dict[str, str] = {}

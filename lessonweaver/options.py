@@ -43,6 +43,8 @@ OPTIONS: tuple[Option, ...] = (
            metavar="NAME"),
     Option("pii", "--pii", "personal data in untagged traces: redact it in place (default) or quarantine the trace",
            "redact", choices=("redact", "quarantine")),
+    Option("secrets", "--secrets", "credentials in untagged traces: replace each value in place by a marker of its kind "
+           "(default) or quarantine the trace", "redact", choices=("redact", "quarantine")),
     Option("tenant", "--tenant", "render the reports from this tenant's traces only", metavar="T"),
     Option("runner", "--runner", "where batches are staged: local threads (default) or a Dask cluster",
            "threads", choices=("threads", "dask")),
@@ -106,7 +108,7 @@ def to_settings(found: dict[str, Any], base: Settings | None = None) -> Settings
     return replace(
         base or Settings(),
         paths=tuple(v["paths"]), db=v["db"], out=v["out"], detector_dirs=tuple(v["detector_dirs"]),
-        templates=v["templates"], format=v["format"], pii=v["pii"], tenant=v["tenant"], runner=v["runner"],
+        templates=v["templates"], format=v["format"], pii=v["pii"], secrets=v["secrets"], tenant=v["tenant"], runner=v["runner"],
         dask_address=v["dask_address"], workers=v["workers"] or os.cpu_count() or 1,
         shared_machine=not v["dask_address"], batch_bytes=int(v["batch_mb"] * 1024 * 1024),
         work_dir=v["work_dir"], night=v["night"], resolve_after=v["resolve_after"], retain_days=v["retain_days"],

@@ -7,6 +7,7 @@ numbers, phone numbers, IBANs, ids with a checksum, IP addresses) have a validat
 distinct candidate strings, never whole records, to it in Python.
 """
 
+import base64
 import ipaddress
 import math
 import re
@@ -74,7 +75,13 @@ def _entropy(s: str) -> float:
 # What producers and people write in place of a secret: masks, variables, template slots, empty words.
 _PLACEHOLDER_VALUE = re.compile(
     r"^([*xX•.\-_#…]+|<[^>]*>|\[[^\]]*\]|\([^)]*\)|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\{\{.*\}\}|%\(?[a-z_]+\)?s?"
-    r"|null|none|nil|true|false|undefined|n/?a|empty|unset|hidden|masked|omitted|changeme\b.*|your[-_ ].*)$", re.I)
+    r"|null|none|nil|true|false|undefined|n/?a|empty|unset|hidden|masked|omitted|changeme\b.*|your[-_ ].*"
+    # the last: our own marker `[SECRET:<kind>#<hash>]` read from its colon, with what follows it up to a
+    # space or a quote (`@host` of a URL whose password it replaced): the scan took any secret out of that
+    r"|[a-z0-9_]+#[0-9a-f]{8}\].*"
+    # or a value that begins with a marker: a keyed value longer than a match takes (256 characters, a
+    # long cookie) lost its first part, which is what the scan took for the secret
+    r"|\[SECRET:[a-z0-9_]+#[0-9a-f]{8}\].*)$", re.I)
 # A mask inside a value (`sk-…REDACTED`, `ghp_****`, `AKIAXXXXXXXXXXXXXXXX`): shown, not usable.
 _MASKED = re.compile(r"redacted|\*{3,}|•{3,}|…|x{4,}", re.I)
 _SCHEME = re.compile(r"^(?:bearer|basic|token|digest)\s+", re.I)
@@ -102,12 +109,46 @@ def _fake(value: str) -> bool:
         all(r in _FAKE_WORDS for r in runs) or "".join(runs) in _FAKE_WORDS)
 
 
+# Words that say a value was made up for docs or tests, wherever they stand in it (`fake-key-for-testing`,
+# `sk-example-0000`, `AKIA...EXAMPLE`, `my_dummy_token`): a scanner's stop words. A random key holds one of
+# these by chance about once in a million.
+_STOP_WORDS = re.compile(r"fake|test|example|dummy|sample|changeme|placeholder|notreal|not_real|redacted|xxx|your[-_]", re.I)
+# A run of characters in order, as docs write them (`abcdef`, `123456789`, `ABCDEFGH`): no key is made so.
+_SEQUENCES = ("abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz", "0123456789012345678901234567890",
+              "9876543210987654321", "zyxwvutsrqponmlkjihgfedcba")
+
+
+def _made_up(value: str) -> bool:
+    """A value written to show where a secret goes, not a secret: it holds a stop word, is a run of one
+    character (`aaaaaaaa`, `00000000`) or of characters in order, once its vendor prefix is set aside."""
+    bare = re.sub(r"^(?:sk|pk|rk|gh[pousr]|glpat|xox[abposr]|AKIA|ASIA|AIza)[-_]?(?:live_|test_|proj-|ant-)?", "",
+                  value, flags=re.I)
+    letters = re.sub(r"[^A-Za-z0-9]", "", bare).lower()
+    return bool(_STOP_WORDS.search(value)) or (len(letters) >= 4 and (
+        len(set(letters)) <= 2 or any(letters in seq for seq in _SEQUENCES)))
+
+
+# Keys that name a token every visitor of a page is given (a browser feature's trial token, a form's
+# anti-forgery token, a script nonce): printed into public HTML by design, not a credential.
+_PUBLIC_TOKEN_KEY = re.compile(r"origin_?trial|csrf|xsrf|authenticity_?token|nonce", re.I)
+
+
 def placeholder(value: str) -> bool:
     """A value that stands in for a secret rather than being one (`REDACTED`, `***`, `${TOKEN}`,
     `args.api_key`, `requests.Session()`, `test_password`, ...)."""
     value = _SCHEME.sub("", value.strip(" \"'")).strip()
     return not value or bool(_PLACEHOLDER_VALUE.match(value) or _MASKED.search(value) or _CODE_REFERENCE.match(value)
-                             or _fake(value))
+                             or _fake(value) or _made_up(value) or _basic_fake(value))
+
+
+def _basic_fake(value: str) -> bool:
+    """A basic-auth value (base64 of `user:password`) whose password is a placeholder (`user:pass`)."""
+    try:
+        decoded = base64.b64decode(value, validate=True).decode("ascii")
+    except (ValueError, UnicodeDecodeError):
+        return False
+    user, sep, password = decoded.partition(":")
+    return bool(sep) and decoded.isprintable() and (_fake(password) or _made_up(password) or not password)
 
 
 def _password_value(s: str) -> bool:
@@ -129,8 +170,9 @@ def _url_password(s: str) -> bool:
 
 
 def _unmasked(s: str) -> bool:
-    """A vendor-shaped key that is not a masked example of one."""
-    return not _MASKED.search(s)
+    """A vendor-shaped key that is not a masked or made-up example of one."""
+    value = _SCHEME.sub("", re.sub(r"(?i)^authorization[\"']?\s*[:=]\s*[\"']?", "", s))
+    return not (_MASKED.search(s) or _made_up(value) or _basic_fake(value))
 
 
 # Key names that make their value a secret, whatever the value looks like: the key is one of these or
@@ -184,7 +226,7 @@ def keyed_secret(key: str, value: str, strict: bool) -> bool:
     """Is `value` a secret because `key` says so? `strict` for keys found in free text (`KEY=value`,
     `--key value`), where the value must look like a credential too."""
     word = _secret_key(key)
-    if word is None:
+    if word is None or _PUBLIC_TOKEN_KEY.search(key):
         return False
     value = value.strip().strip("\"'")
     bare = _SCHEME.sub("", value).strip()
@@ -226,7 +268,11 @@ _JSON_SLASH = r"\\?/"
 _TOKEN = r"[A-Za-z0-9_\-.=~+/]"
 
 PATTERNS: tuple[Pattern, ...] = (
-    Pattern("private_key", "secret", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----", guard=r"-----BEGIN "),
+    # A private key with its body (base64 lines, JSON's escaped line ends), so that redaction takes it all.
+# (up to its END line; a key cut short, up to the first character no base64 line holds).
+    Pattern("private_key", "secret", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+            r"(?:(?:[A-Za-z0-9+/=:,\- \t\r\n]|\\+[nrt])*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+            r"|(?:[A-Za-z0-9+/=\r\n]|\\+[nrt])*)", guard=r"-----BEGIN "),
     Pattern("aws_access_key", "secret", r"(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b", validate=_unmasked, guard=r"AKIA|ASIA|ABIA|ACCA"),
     Pattern("aws_secret_key", "secret", r"(?i)aws_?secret_?(?:access_?)?key[\"']?\s*[:=]\s*[\"']?[A-Za-z0-9/+]{40}", guard=r"(?i)aws_?secret"),
     Pattern("github_token", "secret", r"(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})\b", validate=_unmasked, guard=r"gh[pousr]_|github_pat_"),
@@ -309,6 +355,11 @@ def core(kind: str, hit: str) -> str:
             return _SCHEME.sub("", m["v"].strip()).strip()
     if kind == "password":
         return re.split(r"[:=]", hit, maxsplit=1)[-1].strip(" \"'")
+    if kind == "url_password":
+        m = re.search(r"//[^:/@]*:([^@]+)@", hit)
+        return m[1] if m else hit
+    if kind in ("authorization_header", "bearer_token", "aws_secret_key"):
+        return re.split(r"[\s:=\"']+", hit.rstrip())[-1]
     return hit
 
 

@@ -12,6 +12,7 @@ Their SQL is in sql/stage/ (redact.sql, screen.sql, tenants.sql, audit_staged.sq
 """
 
 import hashlib
+import secrets
 
 import duckdb
 import polars as pl
@@ -19,7 +20,7 @@ import polars as pl
 from lessonweaver import patterns
 from lessonweaver.queries import execute
 
-PII_MODES = ("redact", "quarantine")
+MODES = ("redact", "quarantine")  # what becomes of PII, and of secrets, in untagged traces
 
 
 def find(con: duckdb.DuckDBPyConnection, source: str, keys: tuple[str, ...], params: list | None = None) -> None:
@@ -58,22 +59,31 @@ def find(con: duckdb.DuckDBPyConnection, source: str, keys: tuple[str, ...], par
     con.unregister("rejected_candidates")
 
 
-def scan(con: duckdb.DuckDBPyConnection, pii_mode: str = "redact") -> None:
-    """Find secrets and PII in the staged `records`; redact PII in place unless it quarantines.
+def scan(con: duckdb.DuckDBPyConnection, pii_mode: str = "redact", secrets_mode: str = "redact", salt: str = "") -> None:
+    """Find secrets and PII in the staged `records`; redact them in place, each unless its mode quarantines.
 
-    Leaves `record_findings(file_id, record, category, kind)`: one row per kind found in a record, and
-    `secret_hits(file_id, record, kind, hit)`, the secrets themselves, for the screen to place (in memory,
-    dropped once placed: never written).
+    Opaque blobs (encrypted reasoning, base64 images) are set aside first: they are not text, hold
+    key-shaped runs by chance, and nothing learns from them. Leaves `record_findings(file_id, record,
+    category, kind)`: one row per kind found in a record; `secret_hits(file_id, record, kind, hit)`, the
+    secrets themselves, for the screen to place (in memory, dropped once placed: never written); and
+    `secret_redactions(file_id, record, kinds)`, the kinds of secret replaced by a marker in a record.
     """
-    if pii_mode not in PII_MODES:
-        raise ValueError(f"pii mode must be one of {', '.join(PII_MODES)}, not '{pii_mode}'")
+    for mode, name in ((pii_mode, "pii"), (secrets_mode, "secrets")):
+        if mode not in MODES:
+            raise ValueError(f"{name} mode must be one of {', '.join(MODES)}, not '{mode}'")
+    execute(con, "stage/opaque.sql")
     find(con, "SELECT file_id, record, CAST(doc AS VARCHAR) AS text FROM records", ("file_id", "record"))
     con.execute("CREATE OR REPLACE TABLE record_findings AS SELECT DISTINCT file_id, record, category, kind FROM scan_hits")
     con.execute("CREATE OR REPLACE TEMP TABLE secret_hits AS "
                 "SELECT DISTINCT file_id, record, kind, hit FROM scan_hits WHERE category = 'secret'")
-    if pii_mode == "redact":
-        execute(con, "stage/redact.sql", pii_kinds=[p.kind for p in patterns.PII],
-                placeholders=[p.placeholder for p in patterns.PII])
+    hits = con.execute("SELECT DISTINCT kind, hit FROM secret_hits").fetchall() if secrets_mode == "redact" else []
+    cores = pl.DataFrame([(k, h, patterns.core(k, h)) for k, h in hits],
+                         schema={"kind": pl.Utf8, "hit": pl.Utf8, "core": pl.Utf8}, orient="row")
+    con.register("secret_cores", cores)
+    pii = patterns.PII if pii_mode == "redact" else ()
+    execute(con, "stage/redact.sql", pii_kinds=[p.kind for p in pii], placeholders=[p.placeholder for p in pii],
+            redact_secrets=secrets_mode == "redact", salt=salt or secrets.token_hex(16), kinds=_kinds())
+    con.unregister("secret_cores")
     con.execute("DROP TABLE scan_texts; DROP TABLE scan_hits")
 
 
@@ -81,15 +91,28 @@ def _kinds() -> list[str]:
     return [p.kind for p in patterns.PATTERNS]
 
 
-def screen(con: duckdb.DuckDBPyConnection, pii_mode: str = "redact", salt: str = "") -> None:
+def screen(con: duckdb.DuckDBPyConnection, pii_mode: str = "redact", salt: str = "", secrets_mode: str = "redact") -> None:
     """Move every sensitive trace into the staging table `quarantine` and delete its content; first note
-    where the agent itself exposed a secret (`exposures`, for the detector secret_exposed)."""
+    where the agent itself exposed a secret (`exposures`, for the detector secret_exposed), and mark the
+    traces whose secrets were redacted (`traces.redacted`: the kinds)."""
     execute(con, "facts/exposures.sql")
-    execute(con, "stage/exposures.sql", salt=salt, kinds=_kinds())
+    if secrets_mode == "redact":
+        execute(con, "facts/exposure_markers.sql", kept=False)
+    else:
+        execute(con, "stage/exposures.sql")
+    execute(con, "facts/exposures_place.sql", salt=salt, sealed=True, kinds=_kinds())
     con.execute("DROP TABLE secret_hits")
-    flagged = ["secret", "pii"] if pii_mode == "quarantine" else ["secret"]
+    flagged = ["unredactable"] + (["secret"] if secrets_mode == "quarantine" else []) + (
+        ["pii"] if pii_mode == "quarantine" else [])
     execute(con, "stage/screen.sql", flagged=flagged, kinds=_kinds())
     hash_tenants(con, salt)
+
+
+def exposures_of_kept(con: duckdb.DuckDBPyConnection) -> None:
+    """Note where the agent exposed a secret in the traces the connection sees (kept ones: their markers),
+    in place of anything noted for them before; for the detector secret_exposed."""
+    execute(con, "facts/exposure_markers.sql", kept=True)
+    execute(con, "facts/exposures_place.sql", salt="", sealed=False, kinds=_kinds())
 
 
 # What a detection says, as one text to scan: everything a detector wrote that may come from a trace.

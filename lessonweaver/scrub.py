@@ -1,6 +1,6 @@
 """Text shown to people (reports, `lessonweaver show`, review listings) with what trace content may carry
 and a reader need not see masked: tracebacks cut, URLs, file paths, host names and token-like strings
-replaced by `<URL>`, `<PATH>`, `<HOST>`, `<TOKEN>`. Apart from render so that modules render uses
+replaced by `<URL>`, `<PATH>`, `<HOST>`, `<TOKEN>`, a redacted secret's marker without its hash. Apart from render so that modules render uses
 (timeline) scrub the same way without importing it."""
 
 import re
@@ -19,6 +19,9 @@ _SCRUB = (
         r"(?i)\b(?:[a-z0-9](?:[a-z0-9\-]{0,61}[a-z0-9])?\.)+(?:com|net|org|io|dev|cloud|internal|local|lan|corp|svc|cluster)\b"),
      "<HOST>"),
     (lambda t: True, re.compile(r"\b[0-9a-fA-F]{32,}\b|\b[A-Za-z0-9+/_\-]{40,}={0,2}"), "<TOKEN>"),
+    # a redacted secret's marker keeps its kind and loses its hash: the hash tells two values apart within
+    # the database, and text that leaves it (reports, exports) need not, nor let anyone test a guess
+    (lambda t: "[SECRET:" in t, re.compile(r"\[SECRET:([a-z0-9_]+)#[0-9a-f]{8}\]"), r"[SECRET:\1]"),
 )
 
 

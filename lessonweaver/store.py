@@ -449,6 +449,11 @@ def run_tallies(con: duckdb.DuckDBPyConnection, run_id: str) -> dict:
         "lessons_night": lessons.newest_night(con),
         "lesson_statuses": dict(con.execute(
             "SELECT status, count(*) FROM lessons WHERE review <> 'rejected' GROUP BY status ORDER BY status").fetchall()),
+        "traces_redacted": con.execute(
+            "SELECT count(*) FROM traces WHERE run_id = ? AND redacted IS NOT NULL", [run_id]).fetchone()[0],
+        "redaction_kinds": dict(con.execute(
+            "SELECT kind, count(*) FROM (SELECT unnest(redacted) AS kind FROM traces WHERE run_id = ?) "
+            "GROUP BY kind ORDER BY kind", [run_id]).fetchall()),
         "detections_by_detector": dict(con.execute(
             "SELECT detector, count(*) FROM detections WHERE run_id = ? GROUP BY detector ORDER BY detector",
             [run_id]).fetchall()),

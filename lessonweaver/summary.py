@@ -50,6 +50,7 @@ class RunSummary:
     traces_duplicate: int = _column("BIGINT", "traces delivered again with the same content, not stored again")
     traces_conflicting: int = _column("BIGINT", "same trace_id as a stored trace, other content: rejected")
     traces_quarantined: int = _column("BIGINT", "traces kept out as sensitive")
+    traces_redacted: int = _column("BIGINT", "traces of this run stored with their secrets replaced by markers")
     events_loaded: int = _column("BIGINT", "events of the new traces")
     unknown_event_types: int = _column("BIGINT", "events whose raw_type maps to no canonical type")
     detections: int = _column("BIGINT", "detections in the new traces")
@@ -67,6 +68,7 @@ class RunSummary:
     unread_examples: list[str] = _shown(list)  # the first few of files_unread
     empty_inputs: list[str] = _shown(list)  # input paths with no trace file under them
     quarantine_reasons: dict[str, int] = _shown(dict)
+    redaction_kinds: dict[str, int] = _shown(dict)  # kind of secret -> stored traces of this run it was redacted in
     rejects_by_file: list[tuple[str, int, list[str]]] = _shown(list)  # (path, count, first reasons)
     lesson_statuses: dict[str, int] = _shown(dict)
     lessons_night: dt.date | None = None  # the night the lesson statuses are as of (the newest night run)
@@ -118,7 +120,8 @@ def _counts(run: RunSummary) -> list[str]:
         f"records:    {run.records} = {run.records_loaded} loaded + {run.records_quarantined} quarantined"
         f" + {run.records_rejected} rejected",
         f"traces:     {run.traces_loaded} loaded, {run.traces_duplicate} delivered again (kept once),"
-        f" {run.traces_conflicting} conflicting (rejected), {run.traces_quarantined} quarantined",
+        f" {run.traces_conflicting} conflicting (rejected), {run.traces_quarantined} quarantined"
+        + (f", {run.traces_redacted} of those loaded with secrets redacted" if run.traces_redacted else ""),
         f"events:     {run.events_loaded} loaded ({run.unknown_event_types} of unknown type, kept"
         + (": " + _counted(run.unknown_types) if run.unknown_types else "") + ")",
     ]
@@ -126,6 +129,8 @@ def _counts(run: RunSummary) -> list[str]:
 
 def _kept_out(run: RunSummary) -> list[str]:
     lines = [f"  quarantined {n:>5}  {reason}" for reason, n in run.quarantine_reasons.items()]
+    lines += [f"  redacted    {n:>5}  secret:{kind} (the value replaced in place, the trace kept)"
+              for kind, n in run.redaction_kinds.items()]
     audited = sum(n for reason, n in run.quarantine_reasons.items() if reason.startswith("audit:"))
     if audited:
         lines.append(f"  (the audit of what was staged or rendered kept {audited} of them out; "

@@ -179,6 +179,8 @@ CREATE TABLE IF NOT EXISTS reviews (
 -- Columns added after the first release: older databases gain them here.
 ALTER TABLE lessons ADD COLUMN IF NOT EXISTS tenant VARCHAR;
 ALTER TABLE traces ADD COLUMN IF NOT EXISTS content_hash VARCHAR;
+-- the kinds of secret replaced in the trace by a marker `[SECRET:<kind>#<hash>]`; NULL: none
+ALTER TABLE traces ADD COLUMN IF NOT EXISTS redacted VARCHAR[];
 ALTER TABLE ingested_files ADD COLUMN IF NOT EXISTS note VARCHAR;
 ALTER TABLE detections ADD COLUMN IF NOT EXISTS variant_id VARCHAR;
 ALTER TABLE lessons ADD COLUMN IF NOT EXISTS status VARCHAR;

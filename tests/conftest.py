@@ -56,10 +56,11 @@ def write_jsonl(path: Path, records: list[dict]) -> Path:
     return path
 
 
-def stage(paths: list[Path], detector_dirs: tuple[str, ...] = (), only: str | None = None, pii: str = "redact"):
+def stage(paths: list[Path], detector_dirs: tuple[str, ...] = (), only: str | None = None, pii: str = "redact",
+          secrets: str = "redact"):
     """Run the staging sequence (read, scan, adapt, screen, detect, audit) on real files in a staging
     database, as a batch does; return the connection, with the view `known_detections`."""
-    settings = Settings(pii=pii, detector_dirs=detector_dirs)
+    settings = Settings(pii=pii, secrets=secrets, detector_dirs=detector_dirs)
     con = connect_staging(settings)
     found = [d for d in detectors.load_detectors(detector_dirs) if only is None or d.id == only]
     errors = stage_in(con, discover([str(p) for p in paths]), settings, detector_list=found)

@@ -180,7 +180,7 @@ def test_review_decisions_survive_reruns(prefect_server, tmp_path, capsys):
 @pytest.mark.parametrize("args, message", [
     (["accept", "Lnope"], "no lesson 'Lnope'"),
     (["edit", "L"], "the following arguments are required: --text"),
-    (["accept", "L", "--text", "key AKIAIOSFODNN7EXAMPLE here"], "sensitive data (aws_access_key)"),
+    (["accept", "L", "--text", "key AKIAQ3ZRT7WNB2KD5LMH here"], "sensitive data (aws_access_key)"),
     (["edit", "L", "--text", "   "], "the lesson text is empty"),
 ])
 def test_review_refuses_clearly(prefect_server, tmp_path, capsys, args, message):

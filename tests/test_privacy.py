@@ -4,6 +4,7 @@ import base64
 import datetime as dt
 import json
 import hashlib
+import re
 import uuid
 from pathlib import Path
 
@@ -14,12 +15,13 @@ from conftest import leaks, rows, stage, write_traces
 from flows.nightly import nightly
 from lessonweaver import patterns, privacy
 from lessonweaver.cli import main
+from lessonweaver.scrub import scrub
 
 # Fake values of every kind the scan knows, each valid for its validator. Built from parts so that this
 # file itself does not trip a repository secret scanner.
 SECRETS = {
-    "aws_access_key": "AKIA" + "IOSFODNN7EXAMPLE",
-    "aws_secret_key": "aws_secret_access_key=" + "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "aws_access_key": "AKIA" + "Q3ZRT7WNB2KD5LMH",
+    "aws_secret_key": "aws_secret_access_key=" + "wJalrXUtnFEMI/K7MDENG/bPxRfiCYQ7MZ2KE9WY",
     "github_token": "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
     "gitlab_token": "glpat-" + "Zx9Yw8Vu7Ts6Rq5Po4Nm",
     "slack_token": "xoxb-" + "2048-4096-Ab3dEf6hIj9k",
@@ -73,10 +75,25 @@ def corpus(tmp_path: Path) -> Path:
     return write_traces(tmp_path / "in", "planted.jsonl", traces).parent
 
 
-def test_planted_secrets_quarantine_and_pii_is_redacted(corpus: Path):
-    con = stage([corpus])
+MARKER = re.compile(r"\[SECRET:([a-z_]+)#[0-9a-f]{8}\]")
+
+
+@pytest.mark.parametrize("mode", ["redact", "quarantine"])
+def test_planted_secrets_are_redacted_or_quarantine_and_pii_is_redacted(corpus: Path, mode: str):
+    con = stage([corpus], secrets=mode)
     reasons = {r["trace_id"]: r["reason"] for r in rows(con, "SELECT trace_id, reason FROM quarantine")}
-    assert reasons == {f"sec-{kind}": f"secret:{kind}" for kind in SECRETS}
+    if mode == "quarantine":
+        assert reasons == {f"sec-{kind}": f"secret:{kind}" for kind in SECRETS}
+    else:
+        assert reasons == {}
+        kept = {r["trace_id"]: r for r in rows(
+            con, "SELECT t.trace_id, any_value(t.redacted) AS redacted, concat_ws(' ', any_value(CAST(t.metadata AS VARCHAR)), "
+                 "string_agg(concat_ws(' ', e.content, CAST(e.metadata AS VARCHAR)), ' ')) AS text "
+                 "FROM traces t JOIN events e USING (trace_id) GROUP BY t.trace_id")}
+        for kind, value in SECRETS.items():
+            trace = kept[f"sec-{kind}"]
+            assert trace["redacted"] == [kind] and MARKER.findall(trace["text"]) == [kind], kind
+            assert patterns.core(kind, value.replace("\\n", "\n")) not in trace["text"], kind
     loaded = {r["trace_id"]: r["text"] for r in rows(
         con, "SELECT trace_id, string_agg(concat_ws(' ', content, metadata), ' ') AS text FROM events GROUP BY 1")}
     meta = {r["trace_id"]: r["m"] for r in rows(con, "SELECT trace_id, CAST(metadata AS VARCHAR) AS m FROM traces")}
@@ -91,10 +108,16 @@ def test_pii_quarantine_mode(corpus: Path):
     assert {t: r for t, r in reasons.items() if t.startswith("pii-")} == {f"pii-{k}": f"pii:{k}" for k in PII}
 
 
-def test_no_planted_value_reaches_any_byte_and_the_audit_passes(prefect_server, corpus: Path, tmp_path: Path, capsys):
+@pytest.mark.parametrize("mode", ["redact", "quarantine"])
+def test_no_planted_value_reaches_any_byte_and_the_audit_passes(prefect_server, corpus: Path, tmp_path: Path, capsys,
+                                                                mode: str):
     db, out = tmp_path / "lw.duckdb", tmp_path / "reports"
-    run = nightly(paths=[str(corpus)], db=str(db), out=str(out))
-    assert run.traces_quarantined == len(SECRETS) and run.traces_loaded == len(PII)
+    run = nightly(paths=[str(corpus)], db=str(db), out=str(out), secrets=mode)
+    if mode == "quarantine":
+        assert run.traces_quarantined == len(SECRETS) and run.traces_loaded == len(PII) and run.traces_redacted == 0
+    else:
+        assert run.traces_quarantined == 0 and run.traces_loaded == len(PII) + len(SECRETS)
+        assert run.traces_redacted == len(SECRETS) and run.redaction_kinds == {k: 1 for k in sorted(SECRETS)}
     values = [v.replace("\\n", "\n") for v in SECRETS.values()] + [v for v, _ in PII.values()]
     # every file the run left (database, WAL, event Parquet, reports), Parquet read row by row
     assert leaks(db, out, "Use the staging cluster first.") != []  # the scan sees what was stored
@@ -263,22 +286,36 @@ CODING_SECRETS = {
     "key": "$ cat ~/.ssh/id_ed25519\n-----BEGIN OPENSSH " + "PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA",
     "url": "git remote -v\norigin https://deploy:" + "Gh7x2Kq9Lm4V" + "@git.internal.corp/app.git (push)",
 }
+# the credential in each, as the redaction must take it out
+CODING_VALUES = {"diff": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ8vLkP2", "file": "Zq8!vR2#pLm9xT",
+                 "shell": "9fK2mQ7xR4tL8vB1nC6zW3yH5jD0sA2pE7uG", "json": "N7#kq2Vx!pR9",
+                 "key": "b3BlbnNzaC1rZXktdjEAAAAA", "url": "Gh7x2Kq9Lm4V"}
 
 
+@pytest.mark.parametrize("mode", ["redact", "quarantine"])
 @pytest.mark.parametrize("where", sorted(CODING_SECRETS))
-def test_real_credentials_in_coding_traces_quarantine(tmp_path: Path, where: str):
+def test_real_credentials_in_coding_traces_are_redacted_or_quarantine(tmp_path: Path, where: str, mode: str):
     trace = {"trace_id": f"code-{where}", "source": "coder", "task": "Fix the build", "outcome": "success",
              "events": [{"id": "e1", "type": "tool_call", "content": "bash", "status": "success"},
                         {"id": "e2", "type": "tool_result", "content": CODING_SECRETS[where], "status": "success"}]}
-    con = stage([write_traces(tmp_path, "code.jsonl", [trace])])
-    assert [r["trace_id"] for r in rows(con, "SELECT trace_id FROM quarantine")] == [f"code-{where}"]
-    assert con.execute("SELECT count(*) FROM traces").fetchone()[0] == 0
-    # the agent's own call printed it: a finding under the trace's sealed key, naming the kind, never the value
-    found = rows(con, "SELECT trace_id, evidence, lesson, tool FROM detections WHERE detector = 'secret_exposed'")
-    assert len(found) == 1 and found[0]["trace_id"].startswith("sealed-") and found[0]["tool"] == "bash"
+    con = stage([write_traces(tmp_path, "code.jsonl", [trace])], secrets=mode)
+    value = CODING_VALUES[where]
+    found = rows(con, "SELECT trace_id, event_id, evidence, lesson, tool FROM detections WHERE detector = 'secret_exposed'")
+    assert len(found) == 1 and found[0]["tool"] == "bash"
     assert "`bash` printed a credential (" in found[0]["evidence"]
-    value = CODING_SECRETS[where].splitlines()[-1]
-    assert not any(value in (v or "") or f"code-{where}" in (v or "") for v in found[0].values())
+    if mode == "quarantine":
+        assert [r["trace_id"] for r in rows(con, "SELECT trace_id FROM quarantine")] == [f"code-{where}"]
+        assert con.execute("SELECT count(*) FROM traces").fetchone()[0] == 0
+        # the agent's own call printed it: a finding under the trace's sealed key, naming the kind, never the value
+        assert found[0]["trace_id"].startswith("sealed-") and found[0]["event_id"] is None
+        assert not any(value in (v or "") or f"code-{where}" in (v or "") for v in found[0].values())
+    else:
+        # kept, the value replaced in place; the finding names the trace and the event, never the value
+        assert rows(con, "SELECT trace_id FROM quarantine") == []
+        said = con.execute("SELECT content FROM events WHERE event_id = 'e2'").fetchone()[0]
+        assert MARKER.search(said) and CODING_VALUES[where] not in said
+        assert (found[0]["trace_id"], found[0]["event_id"]) == (f"code-{where}", "e2")
+        assert not any(value in (v or "") for v in found[0].values())
 
 
 def test_redaction_keeps_escapes_whole_in_json_written_inside_json(tmp_path: Path):
@@ -400,9 +437,10 @@ def test_tags_and_tenant_keys_spelt_with_escapes_in_event_metadata_still_count(t
     assert metas[1] == '{"tool":"x"}'
 
 
-def test_a_secret_the_agent_printed_is_a_lesson_while_its_trace_stays_quarantined(prefect_server, tmp_path: Path, capsys):
-    """The finding is stored under a sealed key: the lesson, the report and the audit never meet the
-    trace's id or the value; forgetting the trace takes its finding too."""
+def test_a_secret_the_agent_printed_is_a_lesson_on_its_kept_trace(prefect_server, tmp_path: Path, capsys):
+    """Secrets redacted (the default): the trace is kept with a marker in place of the key; the finding names
+    the trace and the event, never the value; the audit finds nothing; an export carries no marker's hash;
+    forgetting the trace takes its finding too."""
     key = CODING_SECRETS["shell"].split("\n")[1]
     traces = [{"trace_id": f"leaky-{n}", "source": "coder", "task": "Debug the deploy", "outcome": "success",
                "metadata": {"cwd": "/home/dev/deployer"},
@@ -414,6 +452,49 @@ def test_a_secret_the_agent_printed_is_a_lesson_while_its_trace_stays_quarantine
               for n in (1, 2)]
     db, out = tmp_path / "lw.duckdb", tmp_path / "reports"
     run = nightly(paths=[str(write_traces(tmp_path / "in", "s.jsonl", traces))], db=str(db), out=str(out))
+    assert run.traces_quarantined == 0 and run.traces_redacted == 2 and run.status == "completed"
+    lessons = [json.loads(line) for line in (out / "lessons.jsonl").read_text().splitlines()]
+    exposed = [x for x in lessons if x["detector"] == "secret_exposed"]
+    assert len(exposed) == 1 and exposed[0]["trace_count"] == 2
+    assert "`gh auth` printed a credential (github token)" in exposed[0]["evidence"]
+    assert sorted(exposed[0]["example_trace_ids"]) == ["leaky-1", "leaky-2"]
+    assert leaks(db, out, key) == [] and leaks(db, out, key[4:]) == []
+    assert main(["audit", "--db", str(db), "--out", str(out)]) == 0
+    stored = duckdb.connect(str(db), read_only=True)
+    try:
+        marker = stored.execute("SELECT content FROM events WHERE event_id = 'e3'").fetchall()
+        found = stored.execute("SELECT trace_id, event_id FROM detections WHERE detector = 'secret_exposed' ORDER BY 1").fetchall()
+    finally:
+        stored.close()
+    assert len({m for (m,) in marker}) == 1 and MARKER.fullmatch(marker[0][0])  # one key, one marker
+    assert found == [("leaky-1", "e3"), ("leaky-2", "e3")]
+    # what leaves the database (reports, exports: scrubbed text) keeps a marker's kind, never its hash
+    assert not [p for p in out.iterdir() if marker[0][0][-9:-1].encode() in p.read_bytes()]
+    assert scrub(f"paste {marker[0][0]} here") == "paste [SECRET:github_token] here"
+    assert main(["forget", "--db", str(db), "--trace", "leaky-1"]) == 0
+    stored = duckdb.connect(str(db), read_only=True)
+    try:
+        left = stored.execute("SELECT trace_id FROM detections WHERE detector = 'secret_exposed'").fetchall()
+    finally:
+        stored.close()
+    assert left == [("leaky-2",)]
+
+
+def test_a_secret_the_agent_printed_is_a_lesson_while_its_trace_stays_quarantined(prefect_server, tmp_path: Path, capsys):
+    """Secrets quarantined: the finding is stored under a sealed key: the lesson, the report and the audit
+    never meet the trace's id or the value; forgetting the trace takes its finding too."""
+    key = CODING_SECRETS["shell"].split("\n")[1]
+    traces = [{"trace_id": f"leaky-{n}", "source": "coder", "task": "Debug the deploy", "outcome": "success",
+               "metadata": {"cwd": "/home/dev/deployer"},
+               "events": [{"id": "e1", "type": "user_message", "content": "Why does the deploy fail?"},
+                          {"id": "e2", "type": "tool_call", "content": "Bash", "status": "success",
+                           "metadata": {"arguments": {"command": "gh auth token"}}},
+                          {"id": "e3", "type": "tool_result", "content": key, "status": "success"},
+                          {"id": "e4", "type": "final_answer", "content": "The token is valid; the runner lacks it."}]}
+              for n in (1, 2)]
+    db, out = tmp_path / "lw.duckdb", tmp_path / "reports"
+    run = nightly(paths=[str(write_traces(tmp_path / "in", "s.jsonl", traces))], db=str(db), out=str(out),
+                  secrets="quarantine")
     assert run.traces_quarantined == 2 and run.status == "completed"
     lessons = [json.loads(line) for line in (out / "lessons.jsonl").read_text().splitlines()]
     exposed = [x for x in lessons if x["detector"] == "secret_exposed"]

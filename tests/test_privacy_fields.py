@@ -8,11 +8,12 @@ says they are secrets.
 """
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
-from conftest import rows, stage, write_jsonl
+from conftest import leaks, rows, stage, write_jsonl
 from lessonweaver.cli import main
 
 
@@ -177,32 +178,51 @@ def planted_values() -> list[str]:
     return [secret(fmt, n) for fmt in ("lw", "te", "st", "gd", "ot", "ak", "ch", "cc", "cx") for n in range(1, 6)]
 
 
+def kept_or_held(con, clean: str, held: int, mode: str) -> None:
+    """With secrets quarantined, only the clean trace is stored and the others are held for a secret; with
+    secrets redacted, every trace is stored, each but the clean one marked with the kinds redacted, and no
+    planted value is left in any stored text."""
+    reasons = [r["reason"] for r in rows(con, "SELECT reason FROM quarantine")]
+    stored = {r["trace_id"]: r["redacted"] for r in rows(con, "SELECT trace_id, redacted FROM traces")}
+    if mode == "quarantine":
+        assert list(stored) == [clean]
+        assert len(reasons) == held and all(r.startswith("secret:") for r in reasons), reasons
+        return
+    assert reasons == [] and len(stored) == held + 1 and stored[clean] is None
+    assert all(kinds for t, kinds in stored.items() if t != clean), stored
+    texts = " ".join(r[0] or "" for r in con.execute(
+        "SELECT concat_ws(' ', content, CAST(metadata AS VARCHAR), CAST(extra AS VARCHAR)) FROM events "
+        "UNION ALL SELECT concat_ws(' ', CAST(metadata AS VARCHAR), CAST(extra AS VARCHAR)) FROM traces").fetchall())
+    assert "[SECRET:" in texts and [v for v in planted_values() if v in texts] == []
+
+
+@pytest.mark.parametrize("mode", ["redact", "quarantine"])
 @pytest.mark.parametrize("fmt", SESSION_FILES)
-def test_a_secret_in_a_session_quarantines_the_session(fmt: str, tmp_path: Path):
+def test_a_secret_in_a_session_is_redacted_or_quarantines_the_session(fmt: str, mode: str, tmp_path: Path):
     for name, records in SESSION_FILES[fmt]:
         write_jsonl(tmp_path / name, records)
-    con = stage([tmp_path])
+    con = stage([tmp_path], secrets=mode)
     assert rows(con, "SELECT reason FROM rejects") == []
     assert {r["format"] for r in rows(con, "SELECT format FROM traces")} == {fmt}
-    clean = SESSION_FILES[fmt][0][0].removesuffix(".jsonl")
-    assert [r["trace_id"] for r in rows(con, "SELECT trace_id FROM traces")] == [clean]
-    reasons = [r["reason"] for r in rows(con, "SELECT reason FROM quarantine")]
-    assert len(reasons) == len(SESSION_FILES[fmt]) - 1 and all(r.startswith("secret:") for r in reasons), reasons
+    kept_or_held(con, SESSION_FILES[fmt][0][0].removesuffix(".jsonl"), len(SESSION_FILES[fmt]) - 1, mode)
 
 
+@pytest.mark.parametrize("mode", ["redact", "quarantine"])
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_a_secret_under_a_sensitive_key_quarantines_its_trace(fmt: str, tmp_path: Path):
+def test_a_secret_under_a_sensitive_key_is_redacted_or_quarantines_its_trace(fmt: str, mode: str, tmp_path: Path):
     make, clean = FORMATS[fmt]
-    path = write_jsonl(tmp_path / f"{fmt}.jsonl", make())
-    con = stage([path])
+    records = make()
+    path = write_jsonl(tmp_path / f"{fmt}.jsonl", records)
+    con = stage([path], secrets=mode)
     assert rows(con, "SELECT reason FROM rejects") == []
     assert {r["format"] for r in rows(con, "SELECT format FROM traces")} == {fmt}
-    assert [r["trace_id"] for r in rows(con, "SELECT trace_id FROM traces")] == [clean]
-    reasons = [r["reason"] for r in rows(con, "SELECT reason FROM quarantine")]
-    assert reasons and all(r.startswith("secret:") for r in reasons), reasons
+    traces = con.execute("SELECT count(*) FROM traces").fetchone()[0] + con.execute(
+        "SELECT count(*) FROM quarantine").fetchone()[0]
+    kept_or_held(con, clean, traces - 1, mode)
 
 
-def test_no_planted_value_reaches_the_database_a_report_or_a_log(prefect_server, tmp_path: Path, capfd):
+@pytest.mark.parametrize("mode", ["redact", "quarantine"])
+def test_no_planted_value_reaches_the_database_a_report_or_a_log(prefect_server, tmp_path: Path, capfd, mode: str):
     folder = tmp_path / "in"
     folder.mkdir()
     for fmt, (make, _) in FORMATS.items():
@@ -211,13 +231,13 @@ def test_no_planted_value_reaches_the_database_a_report_or_a_log(prefect_server,
         for name, records in files:
             write_jsonl(folder / name, records)
     db, out = tmp_path / "lw.duckdb", tmp_path / "reports"
-    assert main(["run", str(folder), "--db", str(db), "--out", str(out)]) == 0
+    assert main(["run", str(folder), "--db", str(db), "--out", str(out), "--secrets", mode]) == 0
     printed = capfd.readouterr()
     assert "completed" in printed.out and "secret:" in printed.out
+    assert ("redacted" in printed.out) == (mode == "redact")
     values = planted_values()
-    for f in [*out.iterdir(), *tmp_path.glob("lw.duckdb*")]:
-        data = f.read_bytes()
-        assert [v for v in values if v.encode() in data] == [], f.name
+    # the database, its event files (Parquet, read row by row) and the reports
+    assert [(v, leaks(db, out, v)) for v in values if leaks(db, out, v)] == []
     assert [v for v in values if v in printed.out + printed.err] == []
     assert main(["audit", "--db", str(db), "--out", str(out)]) == 0
 
@@ -283,3 +303,62 @@ def test_a_report_finding_quarantines_its_trace_and_the_reports_are_rendered_aga
         assert all("lw-shaped" not in ids for (ids,) in con.execute("SELECT example_trace_ids FROM lessons").fetchall())
     finally:
         con.close()
+
+
+KEY = "sk-proj-" + "Vb7Qm2Xc9Lp4Rt8Wn3Ky6Hd1Fs5Gj0Za"  # made up, in the shape of an OpenAI project key
+
+
+def test_one_secret_repeated_across_events_and_sessions_is_one_marker(tmp_path: Path):
+    """The person pastes a key into a Claude Code session, the agent passes it in nested tool arguments and
+    the tool prints it back; a Codex session passes it inside JSON-encoded arguments. Every mention becomes
+    the same marker, in both sessions; the person's paste is theirs, the agent's call is a finding."""
+    cc = claude_code_records("cc-repeat", "curl -s https://api.example.org/v1/models")
+    cc[0]["message"]["content"] = f"Use my key {KEY} for the model list."
+    cc[1]["message"]["content"][0]["input"] = {"command": "python fetch.py", "config": {"auth": {"headers": {"X-Key": KEY}}}}
+    cc[2]["message"]["content"][0]["content"] = f"loaded key {KEY}\n200 OK"
+    cx = codex_records("cx-repeat", {"command": ["bash", "-lc", "python fetch.py"], "env": {"MODEL_KEY": KEY}})
+    write_jsonl(tmp_path / "cc-repeat.jsonl", cc)
+    write_jsonl(tmp_path / "cx-repeat.jsonl", cx)
+    con = stage([tmp_path])
+    assert rows(con, "SELECT * FROM quarantine") == []
+    texts = {r["trace_id"]: r["t"] for r in rows(
+        con, "SELECT trace_id, string_agg(concat_ws(' ', content, CAST(metadata AS VARCHAR), CAST(extra AS VARCHAR)), ' ') AS t "
+             "FROM events GROUP BY trace_id")}
+    markers = {t: re.findall(r"\[SECRET:[a-z_]+#[0-9a-f]{8}\]", text) for t, text in texts.items()}
+    assert len(markers["cc-repeat"]) >= 3 and len(markers["cx-repeat"]) >= 1
+    assert {m for ms in markers.values() for m in ms} == {markers["cc-repeat"][0]}
+    assert markers["cc-repeat"][0].startswith("[SECRET:openai_key#")
+    assert not any(KEY in t or KEY[8:] in t for t in texts.values())
+    found = rows(con, "SELECT trace_id, event_id, evidence FROM detections WHERE detector = 'secret_exposed' ORDER BY ALL")
+    assert {f["trace_id"] for f in found} == {"cc-repeat", "cx-repeat"}
+    assert all(f["event_id"] != "cc-repeat-1" and KEY not in f["evidence"] for f in found)
+
+
+def test_a_tagged_trace_stays_quarantined_whatever_it_holds(tmp_path: Path):
+    records = lessonweaver_records()[:2]
+    records[1] = {**records[1], "trace_id": "lw-tagged", "metadata": {"sensitivity": "restricted", "db_password": secret("lw", 1)}}
+    con = stage([write_jsonl(tmp_path / "t.jsonl", records)])
+    assert rows(con, "SELECT trace_id, reason FROM quarantine") == [{"trace_id": "lw-tagged", "reason": "tag:sensitivity"}]
+    assert [r["trace_id"] for r in rows(con, "SELECT trace_id FROM traces")] == ["lw-clean"]
+
+
+def test_opaque_blobs_are_neither_scanned_nor_stored(tmp_path: Path):
+    """Codex keeps a model's reasoning as `encrypted_content` (base64 that may hold `sk-` and forty letters by
+    chance) and sessions carry images as base64: not text. They are set aside before the scan."""
+    blob = "gAAAAA" + "sk-" + "Qw3rTy9UiOp4AsDfGhJkLzXcVbNm1234567890" * 8
+    image = "iVBORw0KGgo" + "A1b2C3d4E5f6G7h8" * 40
+    cx = codex_records("cx-blob", {"command": ["bash", "-lc", "make"]})
+    cx.insert(2, {"timestamp": "2026-02-11T14:00:01Z", "type": "response_item",
+                  "payload": {"type": "reasoning", "summary": [], "encrypted_content": blob}})
+    cc = claude_code_records("cc-image", "ls")
+    cc[0]["message"]["content"] = [{"type": "text", "text": "What is on this screenshot?"},
+                                   {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": image}}]
+    write_jsonl(tmp_path / "cx-blob.jsonl", cx)
+    write_jsonl(tmp_path / "cc-image.jsonl", cc)
+    con = stage([tmp_path])
+    assert rows(con, "SELECT * FROM quarantine") == [] and rows(con, "SELECT * FROM record_findings") == []
+    assert rows(con, "SELECT trace_id FROM traces WHERE redacted IS NOT NULL") == []
+    stored = " ".join(r[0] or "" for r in con.execute(
+        "SELECT concat_ws(' ', content, CAST(metadata AS VARCHAR), CAST(extra AS VARCHAR)) FROM events").fetchall())
+    stored += " ".join(r[0] for r in con.execute("SELECT CAST(doc AS VARCHAR) FROM records").fetchall())
+    assert blob[:40] not in stored and image[:40] not in stored and "[opaque]" in stored

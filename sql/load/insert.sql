@@ -16,9 +16,9 @@ FROM fate_records WHERE fate = 'held_back'
   AND NOT EXISTS (SELECT 1 FROM quarantine x WHERE x.trace_id = fate_records.trace_id AND x.file = fate_records.file)
 GROUP BY trace_id, file;
 
-INSERT INTO traces
+INSERT INTO traces BY NAME
 SELECT trace_id, format, source, task, outcome, tenant, file, line, started_at, ended_at,
-       metadata, extra, content_hash, $run_id, now()::TIMESTAMP
+       metadata, extra, content_hash, $run_id AS run_id, now()::TIMESTAMP AS loaded_at, redacted
 FROM staged_traces ANTI JOIN not_new USING (trace_id, batch);
 
 -- Every staged detection belongs to a staged trace (adapters insert events by joining traces), so

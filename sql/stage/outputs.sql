@@ -12,7 +12,7 @@ WHERE rt.trace_id IN (SELECT trace_id FROM traces)
 GROUP BY rt.trace_id;
 
 COPY (SELECT trace_id, format, source, task, outcome, tenant, file, line, started_at, ended_at,
-             metadata, extra, h.content_hash
+             metadata, extra, h.content_hash, redacted
       FROM traces JOIN trace_hashes h USING (trace_id))
 TO $traces (FORMAT parquet);
 

@@ -1,5 +1,5 @@
 -- Stage, after adapting: move every sensitive trace into the table quarantine (trace_id, reason) and
--- delete its traces and events rows. A trace is sensitive by a reserved tag (in its metadata or an
+-- delete its traces and events rows; then mark the kept traces whose secrets were redacted. A trace is sensitive by a reserved tag (in its metadata or an
 -- event's) or by a finding of the scan in one of its records; the first reason found is kept: tags
 -- before findings, secrets before PII, patterns in the order of patterns.PATTERNS.
 -- Parameters: $flagged (VARCHAR[]): the finding categories that quarantine ('secret', and 'pii' when PII
@@ -38,3 +38,11 @@ SELECT trace_id, arg_min(reason, rank) AS reason FROM (
 
 DELETE FROM events WHERE trace_id IN (SELECT trace_id FROM quarantine);
 DELETE FROM traces WHERE trace_id IN (SELECT trace_id FROM quarantine);
+
+-- A kept trace whose secrets were replaced by markers (stage/redact.sql) says so: the kinds redacted.
+ALTER TABLE traces ADD COLUMN IF NOT EXISTS redacted VARCHAR[];
+UPDATE traces SET redacted = r.kinds
+FROM (SELECT rt.trace_id, list_sort(list_distinct(flatten(list(s.kinds)))) AS kinds
+      FROM secret_redactions s JOIN record_traces rt USING (file_id, record) GROUP BY rt.trace_id) r
+WHERE traces.trace_id = r.trace_id;
+DROP TABLE secret_redactions;

@@ -5,11 +5,15 @@
 -- description: The agent put a credential where the transcript keeps it: a command it ran printed one
 --   (`cat .env`, a password manager's `get`, `env`), it wrote a key's value into a call's arguments, or
 --   into its own reply; or it staged a credential file (`.env`, a private key, `auth.json`) for a commit.
---   A trace that holds the value itself stays quarantined: its finding is kept under a sealed key (a
---   salted hash of its id) with the kind of secret and the program that exposed it, never the value or
---   the trace's content. Reading a credential to use it is no finding; showing it is.
+--   The value itself never reaches the database: the scan replaces it in place by a marker of its kind
+--   and the trace is kept (the finding names the event); with `--secrets quarantine` the trace stays
+--   out and its finding is kept under a sealed key (a salted hash of its id). Either way the finding
+--   holds the kind of secret and the program that exposed it, never the value. A key the person pasted
+--   is their act, not the agent's: no finding. Reading a credential to use it is no finding; showing it is.
 -- lesson: Never show a credential in the session: {evidence}. Check that it is set without printing it (`test -n "$VAR"`) and pass it by environment or a secret store, never by value.
-SELECT sealed AS trace_id, NULL AS event_id, min(seq) AS seq,
+SELECT sealed AS trace_id,
+       -- a kept trace's finding names its first exposure; a sealed one's names nothing of the trace
+       CASE WHEN sealed = any_value(trace_id) THEN arg_min(event_id, seq) END AS event_id, min(seq) AS seq,
        -- one finding for each way and program: the kind of its first exposure
        CASE how WHEN 'output' THEN coalesce('`' || command || '`', 'a call') || ' printed a credential (' || replace(arg_min(kind, seq), '_', ' ') || ') into the session'
                 WHEN 'command' THEN 'a credential (' || replace(arg_min(kind, seq), '_', ' ') || ') was written into ' || coalesce('a `' || command || '` call', 'a call')
