@@ -13,6 +13,7 @@ import pytest
 
 from conftest import leaks, rows, stage, write_traces
 from flows.nightly import nightly
+from lessonweaver.serve import Lessons
 from lessonweaver import patterns, privacy
 from lessonweaver.cli import main
 from lessonweaver.scrub import scrub
@@ -471,6 +472,11 @@ def test_a_secret_the_agent_printed_is_a_lesson_on_its_kept_trace(prefect_server
     # what leaves the database (reports, exports: scrubbed text) keeps a marker's kind, never its hash
     assert not [p for p in out.iterdir() if marker[0][0][-9:-1].encode() in p.read_bytes()]
     assert scrub(f"paste {marker[0][0]} here") == "paste [SECRET:github_token] here"
+    # nor what the MCP server answers: the lesson shown whole, and found by the program it is about
+    served = Lessons(str(db), pending=True)
+    answers = [served.audited(served.show(exposed[0]["lesson_id"])), served.audited(served.search(words="gh auth"))]
+    assert exposed[0]["lesson_id"] in answers[1]
+    assert not [a for a in answers if marker[0][0][-9:-1] in a or key[4:] in a]
     assert main(["forget", "--db", str(db), "--trace", "leaky-1"]) == 0
     stored = duckdb.connect(str(db), read_only=True)
     try:
