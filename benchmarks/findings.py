@@ -36,10 +36,13 @@ NOT_TRACES = ("labels.json", "metadata.json", "ORIGIN.md", "README.md", "corpus.
 SKIP = ("lessons-gold",)
 
 # A trace by its content (the hash the load keeps), not by its id: ids of traces without one of their own
-# are hashes of their file's path, and sealed ids are salted per database (those go by their file).
+# are hashes of their file's path, and sealed ids are salted per database (those go by their file). A trace
+# whose secrets were redacted goes by its file and line too: its content holds markers, whose hashes are
+# salted per database; and every text goes without a marker's hash (`unmarked`).
 DETECTIONS = """
-    SELECT coalesce(t.content_hash, replace(replace(s.file, $folder, ''), $work, ''), d.trace_id),
-           coalesce(d.seq, -1), d.detector, d.severity, coalesce(d.evidence, ''), coalesce(d.title, '')
+    SELECT coalesce(CASE WHEN len(coalesce(t.redacted, [])) = 0 THEN t.content_hash END,
+                    replace(replace(coalesce(t.file || ':' || t.line, s.file), $folder, ''), $work, ''), d.trace_id),
+           coalesce(d.seq, -1), d.detector, d.severity, unmarked(d.evidence), unmarked(d.title)
     FROM detections d LEFT JOIN traces t USING (trace_id) LEFT JOIN sealed_traces s ON s.sealed = d.trace_id
     ORDER BY ALL"""
 # A lesson as its reader sees it: which finding speaks for it (its detector, texts and recovery), its rule,
@@ -47,10 +50,13 @@ DETECTIONS = """
 # file's path, and lesson ids follow from them). A changed weight, representative or floor changes this.
 LESSONS = """
     SELECT detector, severity, category, confidence, human, occurrences, trace_count, wasted_steps,
-           coalesce(frequency, ''), coalesce(title, ''), coalesce(problem, ''), coalesce(proposed_lesson, ''),
-           coalesce(evidence, ''), coalesce(signature, ''), coalesce(tool, ''), coalesce(recovery, ''),
+           unmarked(frequency), unmarked(title), unmarked(problem), unmarked(proposed_lesson),
+           unmarked(evidence), unmarked(signature), unmarked(tool), unmarked(recovery),
            coalesce(recovery_kind, ''), priority
     FROM lessons ORDER BY ALL"""
+# a text with each redaction marker's salted hash left out: [SECRET:github_token#3f9a0c1d] is [SECRET:github_token]
+UNMARKED = """CREATE TEMP MACRO unmarked(txt) AS
+    regexp_replace(coalesce(txt, ''), '(\\[SECRET:[a-z0-9_]+)#[0-9a-f]+\\]', '\\1]', 'g')"""
 
 
 def corpora(shared: Path) -> list[Path]:
@@ -77,6 +83,7 @@ def findings(folder: Path, work: Path) -> dict:
     run_local(Settings(paths=tuple(files), db=str(db), out=str(work / "reports" / folder.name), workers=1))
     con = duckdb.connect(str(db), read_only=True)
     try:
+        con.execute(UNMARKED)
         detections = con.execute(DETECTIONS, {"folder": f"{folder}/", "work": f"{work}/"}).fetchall()
         lessons = con.execute(LESSONS).fetchall()
         counts = dict(con.execute("SELECT detector, count(*) FROM detections GROUP BY ALL ORDER BY ALL").fetchall())
