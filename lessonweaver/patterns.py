@@ -193,7 +193,7 @@ _KEY = r"[A-Za-z0-9_.\-]*" + _KEY_WORD
 # closing bracket; or a `--…key` flag and a space.
 _KEY_HINT = _KEY_WORD + r"""\\*["']?\s*[:=,}\]]|--[A-Za-z0-9_.\-]*""" + _KEY_WORD + r"\s"
 _Q = r"""(?:\\*"|')"""  # a quote, or an escaped one in JSON written inside a JSON string
-_V = r"""[^"'\\\n]{1,256}"""  # a value, up to the next quote or escape
+_V = r"""[^"'\\\n]+"""  # a value, up to the next quote or escape, however long
 _PAIR_VALUE = _Q + r"(?i:value)" + _Q + r"\s*:\s*(?:\{\s*" + _Q + r"[A-Za-z]*(?i:value)" + _Q + r"\s*:\s*)?"
 
 
@@ -249,8 +249,8 @@ _FIELD_FORMS = [
     re.compile(r"\[\s*" + _Q + r"(?P<k>" + _KEY + r")" + _Q + r"\s*,\s*" + _Q + r"(?P<v>" + _V + ")"),
 ]
 _ASSIGN_FORMS = [
-    re.compile(r"(?:--)?(?P<k>" + _KEY + r")\s*[:=]\s*(?:\\?[\"'])?(?P<v>(?:(?i:bearer|basic|token)\s+)?[^\s\"'\\,;&]{1,256})"),
-    re.compile(r"--(?P<k>" + _KEY + r")\s+(?:\\?[\"'])?(?P<v>[^\s\"'\\,;&]{1,256})"),
+    re.compile(r"(?:--)?(?P<k>" + _KEY + r")\s*[:=]\s*(?:\\?[\"'])?(?P<v>(?:(?i:bearer|basic|token)\s+)?[^\s\"'\\,;&]+)"),
+    re.compile(r"--(?P<k>" + _KEY + r")\s+(?:\\?[\"'])?(?P<v>[^\s\"'\\,;&]+)"),
 ]
 
 

@@ -362,3 +362,16 @@ def test_opaque_blobs_are_neither_scanned_nor_stored(tmp_path: Path):
         "SELECT concat_ws(' ', content, CAST(metadata AS VARCHAR), CAST(extra AS VARCHAR)) FROM events").fetchall())
     stored += " ".join(r[0] for r in con.execute("SELECT CAST(doc AS VARCHAR) FROM records").fetchall())
     assert blob[:40] not in stored and image[:40] not in stored and "[opaque]" in stored
+
+
+def test_a_long_keyed_value_is_redacted_whole(tmp_path: Path):
+    """A cookie or token longer than any fixed bound (here 600 characters) under a sensitive key is one
+    marker: no tail of it stays behind the marker."""
+    tail = "".join(f"{n:03d}Zq" for n in range(120))  # 600 characters, no run, no stop word
+    records = claude_code_records("cc-long", "curl -s https://shop.example.org/cart")
+    records[2]["message"]["content"][0]["content"] = f'{{"set-cookie": "session_id={tail}; Path=/"}}\n200 OK'
+    write_jsonl(tmp_path / "cc-long.jsonl", records)
+    con = stage([tmp_path])
+    text = " ".join(r[0] or "" for r in con.execute("SELECT content FROM events").fetchall())
+    assert rows(con, "SELECT * FROM quarantine") == [] and "[SECRET:" in text
+    assert tail[-40:] not in text and tail[:40] not in text
