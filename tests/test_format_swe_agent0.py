@@ -45,7 +45,8 @@ def test_actions_are_bash_calls_and_observations_their_results(con):
         ("workflow_step", "harness"), ("assistant_message", "agent"), ("tool_call", "agent"), ("tool_result", "tool")]
     calls = [e for e in events if e["type"] == "tool_call"]
     assert [c["content"] for c in calls] == ['find_file "missing_colon.py"', "open tests/missing_colon.py",
-                                             "edit 4:4\ndef division(a: float, b: float) -> float:\nend_of_edit",
+                                             # a multi-line command as the environment runs it: a heredoc
+                                             "edit 4:4 << 'end_of_edit'\ndef division(a: float, b: float) -> float:\nend_of_edit",
                                              "python tests/missing_colon.py", "submit"]
     assert {c["tool_name"] for c in calls} == {"bash"}
     results = [e for e in events if e["type"] == "tool_result"]

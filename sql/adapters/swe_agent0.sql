@@ -135,9 +135,15 @@ ASOF LEFT JOIN (SELECT file_id, record, pos, agent FROM swe0_parts WHERE kind = 
 WHERE p.kind <> 'system'
 UNION ALL
 -- the command of an action
-SELECT trace_id, file_id, record, pos, 2, 'h' || (pos - 1) || '/call', 'tool_call', 'action', action, NULL, false, NULL,
-       json_merge_patch(json_object('arguments', json_object('command', action)), json_object('agent', agent)), 'agent'
-FROM swe0_parts WHERE kind = 'act'
+SELECT trace_id, file_id, record, pos, 2, 'h' || (pos - 1) || '/call', 'tool_call', 'action', command, NULL, false, NULL,
+       json_merge_patch(json_object('arguments', json_object('command', command)), json_object('agent', agent)), 'agent'
+FROM (SELECT *,
+             -- a multi-line command (`edit 4:4` … `end_of_edit`) as the environment runs it: its text as a heredoc
+             -- (Agent._guard_multiline_input), so that what it runs is its first word, not its end marker
+             CASE WHEN regexp_matches(action, '(?s)^[^\n]+\n(.*\n)?end_of_\w+$') AND NOT regexp_matches(action, '^[^\n]*<<')
+                  THEN regexp_replace(action, '^([^\n]*)', '\1 << ''' || regexp_extract(action, '\n(end_of_\w+)$', 1) || '''')
+                  ELSE action END AS command
+      FROM swe0_parts WHERE kind = 'act')
 UNION ALL
 -- what the last action printed, from the trajectory
 SELECT p.trace_id, p.file_id, p.record, p.pos, 3, 'h' || (p.pos - 1) || '/result', 'tool_result', 'trajectory', l.output,
