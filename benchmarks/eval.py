@@ -13,9 +13,11 @@ in a temporary folder, and its flags are compared with someone else's verdict:
 - tau2-bench telecom (reward read, and the conversation alone), OpenHands on SWE-bench Verified and
   SWE-agent trajectories: graded runs of producers the detectors were not written for (labels.json).
 
-Prints, per corpus, precision, recall and the counts, then every trace that was missed or wrongly
-flagged, with what was found in it; then, per detector and set, the share of passing and failing runs it
-fires on and its lift over the base rate (discrimination).
+Prints, per corpus, precision, recall and the counts, with the length baseline below them (flagging the
+runs longer than the corpus's median, by steps and by tool calls: the yardstick a detector must beat), then
+every trace that was missed or wrongly flagged, with what was found in it; then, per detector and set, the
+share of passing and failing runs it fires on and its lift over the base rate beside the baseline's
+(discrimination), and rows for each set as a whole and for the baselines themselves.
 
 Then who speaks and what they mean: the labelled turns of benchmarks/turns/ (labels.csv, written by reading,
 RULES.md), each set run whole, with the precision and recall of `correction` per set, and how many turns no
@@ -67,6 +69,7 @@ class Scored:
     cases: dict[str, Case]  # trace_id -> label
     found: dict[str, list[tuple[str, str, str]]] = field(default_factory=dict)  # trace_id -> (detector, severity, evidence)
     quarantined: set[str] = field(default_factory=set)
+    lengths: dict[str, dict[str, int]] = field(default_factory=dict)  # trace_id -> {"steps": events, "calls": tool calls}
 
     def flagged(self, trace_id: str) -> bool:
         return any(sev in FLAGGING for _, sev, _ in self.found.get(trace_id, []))
@@ -80,6 +83,8 @@ def stage(files: list[Path], work: Path) -> duckdb.DuckDBPyConnection:
     con = duckdb.connect()
     for name in ("traces", "detections", "quarantine", "rejects"):
         con.execute(f"CREATE TABLE {name} AS SELECT * FROM read_parquet(?)", [str(folder / f"{name}.parquet")])
+    con.execute("CREATE TABLE lengths AS SELECT trace_id, count(*) AS steps, count(*) FILTER (WHERE type = 'tool_call') AS calls "
+                "FROM read_parquet(?) GROUP BY trace_id", [str(folder / "events.parquet")])
     return con
 
 
@@ -88,7 +93,51 @@ def collect(con: duckdb.DuckDBPyConnection, scored: Scored) -> Scored:
             "SELECT trace_id, detector, severity, evidence FROM detections ORDER BY trace_id, seq NULLS FIRST, detector").fetchall():
         scored.found.setdefault(trace_id, []).append((detector, severity, evidence or ""))
     scored.quarantined = {r[0] for r in con.execute("SELECT trace_id FROM quarantine").fetchall()}
+    scored.lengths = {t: {"steps": steps, "calls": calls}
+                      for t, steps, calls in con.execute("SELECT trace_id, steps, calls FROM lengths").fetchall()}
     return scored
+
+
+# The yardstick every detector must beat: flag the runs longer than the set's median, by their steps (events)
+# or their tool calls. A detector whose lift is no better says nothing a step counter does not.
+LENGTHS = ("steps", "calls")
+
+
+def longer_than_median(s: Scored, measure: str) -> tuple[set[str], float]:
+    """The labelled runs of `s` longer than the median of its labelled runs (a quarantined run counts as 0),
+    and that median."""
+    sizes = {t: s.lengths.get(t, {}).get(measure, 0) for t in s.cases}
+    ordered = sorted(sizes.values())
+    middle = len(ordered) // 2
+    median = ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+    return {t for t, n in sizes.items() if n > median}, median
+
+
+def scores(s: Scored, fired: set[str]) -> tuple[float | None, float | None, float | None]:
+    """Precision, recall and lift (precision over the base rate) of flagging `fired` among the labelled runs."""
+    fired = fired & set(s.cases)
+    positives = sum(c.positive for c in s.cases.values())
+    hits = sum(s.cases[t].positive for t in fired)
+    precision = hits / len(fired) if fired else None
+    recall = hits / positives if positives else None
+    lift = precision / (positives / len(s.cases)) if precision is not None and positives else None
+    return precision, recall, lift
+
+
+def _figure(x: float | None, digits: int = 3) -> str:
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
+def baseline_lines(s: Scored) -> list[str]:
+    """The length baseline of a set, as report lines: precision, recall and lift of flagging the runs longer
+    than the median, by steps and by calls."""
+    lines = []
+    for measure in LENGTHS:
+        fired, median = longer_than_median(s, measure)
+        precision, recall, lift = scores(s, fired)
+        lines.append(f"  baseline: longer than the median ({median:g} {measure}): precision {_figure(precision)}  "
+                     f"recall {_figure(recall)}  lift {_figure(lift, 2)}   ({len(fired)} flagged)")
+    return lines
 
 
 def arena(shared: Path, work: Path) -> Scored | None:
@@ -214,21 +263,31 @@ def discrimination(results: list[Scored]) -> str:
     the set's base rate). A detector that flags more than half of a set's passing runs tells a user nothing
     about that kind of run; a low or info finding is kept for lessons and SQL but flags nothing."""
     lines = ["Discrimination: per detector and set, the share of passing and of failing runs it flags (severity",
-             "medium or above), and the lift: the failure rate of those runs over the base rate", "",
-             f"{'detector':<26}{'set':<42}{'passing':>9}{'failing':>9}{'lift':>7}"]
+             "medium or above; the failing share is its recall), and the lift: the failure rate of those runs over",
+             "the base rate. Beside it, the lift of the length baseline on that set (the runs longer than the",
+             "median, by steps; by calls): a detector that does not beat it says nothing a step counter does not.",
+             "The rows `(all detectors)` are the set as a whole, `(length: …)` the baselines themselves.", "",
+             f"{'detector':<26}{'set':<42}{'passing':>9}{'failing':>9}{'lift':>7}{'steps':>7}{'calls':>7}"]
+
+    def row(name: str, s: Scored, fired: set[str]) -> str:
+        passing = [t for t, c in s.cases.items() if not c.positive]
+        failing = [t for t, c in s.cases.items() if c.positive]
+        lift = _figure(scores(s, fired)[2], 2)
+        bars = [_figure(scores(s, longer_than_median(s, m)[0])[2], 2) for m in LENGTHS]
+        warn = "  > half the passing runs" if passing and len(fired & set(passing)) > len(passing) / 2 else ""
+        return (f"{name:<26}{s.name[:41]:<42}{_share(fired, passing):>9}{_share(fired, failing):>9}{lift:>7}"
+                f"{bars[0]:>7}{bars[1]:>7}{warn}")
+
     for detector in sorted({d for s in results for items in s.found.values() for d, _, _ in items}):
         for s in results:
             fired = {t for t, items in s.found.items()
                      if t in s.cases and any(d == detector and sev in FLAGGING for d, sev, _ in items)}
-            if not fired:
-                continue
-            passing = [t for t, c in s.cases.items() if not c.positive]
-            failing = [t for t, c in s.cases.items() if c.positive]
-            base = len(failing) / len(s.cases)
-            rate = sum(s.cases[t].positive for t in fired) / len(fired)
-            lift = f"{rate / base:.2f}" if base else "-"
-            warn = "  > half the passing runs" if passing and len(fired & set(passing)) > len(passing) / 2 else ""
-            lines.append(f"{detector:<26}{s.name[:41]:<42}{_share(fired, passing):>9}{_share(fired, failing):>9}{lift:>7}{warn}")
+            if fired:
+                lines.append(row(detector, s, fired))
+    lines.append("")
+    for s in results:
+        lines.append(row("(all detectors)", s, {t for t in s.cases if s.flagged(t)}))
+        lines += [row(f"(length: {m} > median)", s, longer_than_median(s, m)[0]) for m in LENGTHS]
     return "\n".join(lines)
 
 
@@ -247,7 +306,8 @@ def report(s: Scored, width: int) -> str:
     lift = f"{len(tp) / (len(tp) + len(fp)) / (positives / len(s.cases)):.2f}" if (tp or fp) and positives else "-"
     lines = [f"{s.name}: {len(s.cases)} traces, {positives} labelled failed",
              f"  precision {precision}  recall {recall}  lift {lift}   "
-             f"(flagged and failed {len(tp)}, flagged but passed {len(fp)}, missed {len(fn)}, rightly quiet {tn})"]
+             f"(flagged and failed {len(tp)}, flagged but passed {len(fp)}, missed {len(fn)}, rightly quiet {tn})",
+             *baseline_lines(s)]
 
     def found(trace_id: str) -> str:
         if trace_id in s.quarantined:

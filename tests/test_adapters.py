@@ -64,6 +64,9 @@ CASES = {
     "stream": Case(FORMATS / "stream" / "documented_tool_retry.jsonl", 1, 13,
                    ('"event_type": "task_start_react", "scope": "task", "action": "start", "category": "react"',
                     f'"event_type": "{NEW_KIND}", "scope": "task", "action": "start", "category": "{NEW_KIND}"')),
+    # SWE-agent 0.x: a history entry in a role SWE-agent never writes
+    "swe_agent0": Case(FORMATS / "swe_agent0" / "marshmallow-code__marshmallow-1867.traj", 1, 43,
+                       ('"role": "user"', f'"role": "{NEW_KIND}"')),
     "tau2": Case(FORMATS / "tau2" / "kestrel_mobile_results.json", 4, 62,
                  ('"role": "user"', f'"role": "{NEW_KIND}"')),
     "traceevent": Case(FORMATS / "traceevent" / "single_agent_retry.jsonl", 1, 11,
@@ -105,6 +108,9 @@ ROLES = {
         ("workflow_step", "harness"): 4}),  # an evaluation run's task, and the fake user's replies
     "otlp": (FORMATS / "otlp" / "spans.jsonl", {("workflow_step", None): 2}),
     "stream": (FORMATS / "stream", {("user_message", "human"): 14, ("workflow_step", None): 53}),
+    "swe_agent0": (FORMATS / "swe_agent0", {
+        ("workflow_step", "harness"): 4,  # each run's task statement, and the run loop stopping the agent at its cost limit
+        ("user_message", "parent"): 1}),  # a sub-agent's first prompt: its parent's arguments
     "tau2": (FORMATS / "tau2" / "kestrel_mobile_results.json", {
         ("user_message", "counterpart"): 14,
         ("tool_call", "counterpart"): 2, ("tool_result", "counterpart"): 2,  # on the customer's own phone

@@ -23,7 +23,8 @@
 --     human (an interruption, `extra.interrupt_type` UserInterruption; a new task, UserNewTask; commands
 --     rejected with their words, UserRejection, a human_correction; a command run in human mode); exit =
 --     harness (how the run ended); assistant = agent.
---   SWE-agent `.traj` (`history`): read as before, by the fallback below (a dedicated adapter is coming).
+--   SWE-agent 1.x `.traj` (`history` with `message_type`, `replay_config`): read as before, by the fallback
+--     below (SWE-agent 0.x files are `swe_agent0`'s).
 --   Other chat transcripts (OpenAI messages, Anthropic content blocks) of unknown origin: user = human
 --     (actor NULL: as the type says), or harness where the text is an agent framework's template
 --     (lw_harness_text, the fallback for producers that do not say); assistant = agent; tool = tool.
