@@ -12,13 +12,13 @@ import sys
 from collections.abc import Callable
 
 from lessonweaver import __version__, commands, options
-from lessonweaver.config import DEFAULT_DB, DEFAULT_OUT
+from lessonweaver.config import DEFAULT_OUT
+from lessonweaver.options import DB_HELP
 from lessonweaver.words import plural
 
 # The placeholders `--help` and the README use: a file, a folder, a number, an id, a name, ...
 METAVARS = frozenset({"FILE", "DIR", "PATH", "ROOT", "N", "MB", "DATE", "ID", "LESSON_ID", "TRACE_ID", "NAME", "NAME=VALUE",
                       "T", "S", "TEXT", "QUERY", "CRON", "ZONE", "tcp://HOST:PORT"})
-DB_HELP = f"database file (default: {DEFAULT_DB})"
 STORED_OUT_HELP = f"report folder (default: where the database's runs publish them, else {DEFAULT_OUT}/)"
 
 
@@ -237,7 +237,7 @@ def parser() -> argparse.ArgumentParser:
                    help="show the version and exit")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     db_option = argparse.ArgumentParser(add_help=False)
-    db_option.add_argument("--db", default=DEFAULT_DB, metavar="FILE", help=DB_HELP)
+    db_option.add_argument("--db", metavar="FILE", help=DB_HELP)  # chosen after parsing: project.database
     _run_parser(sub)
     _backfill_parser(sub)
     _schedule_parser(sub)
@@ -271,9 +271,11 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:  # argparse printed the usage error (2), or --help or --version (0)
         return exc.code if isinstance(exc.code, int) else 0
     try:
-        if isinstance(getattr(args, "db", None), str):
+        if hasattr(args, "db"):
+            from lessonweaver.project import database
             from lessonweaver.store import check_path
 
+            args.db = database(args.db).path
             check_path(args.db)
         code = args.func(args)
         sys.stdout.flush()  # a closed pipe shows here when the output was buffered

@@ -276,7 +276,7 @@ def cmd_render(args: argparse.Namespace) -> int:
     store.require_current_lessons(args.db)
     con = store.connect(args.db, read_only=True)
     try:
-        run = pipeline.render_stored(con, out, args.templates,
+        run = pipeline.render_stored(con, out, args.db, args.templates,
                                      pipeline.tenant_key(con, args.tenant, Settings().tenant_salt))
     finally:
         con.close()
@@ -355,6 +355,7 @@ def _lesson_line(lesson: dict, verbose: bool) -> None:
 def _list_lessons(args: argparse.Namespace, db: str) -> int:
     """`review` with no action: the lessons that pass the filters, and how many there are in all."""
     from lessonweaver import review, store
+    from lessonweaver.project import db_option
 
     filters = review.Filters(None if args.all else args.decision, args.detector, args.source, args.severity,
                              args.status)
@@ -371,7 +372,7 @@ def _list_lessons(args: argparse.Namespace, db: str) -> int:
                                          ("severity", args.severity), ("status", args.status)) if v]
     print(f"({f'{len(shown)} of ' if len(shown) < matching else ''}{which}"
           + (f" with {', '.join(narrowed)}" if narrowed else "")
-          + "; accept, reject or edit with: lessonweaver review accept|reject|edit ID)")
+          + f"; accept, reject or edit with: lessonweaver review accept|reject|edit ID{db_option(db)})")
     return 0
 
 
@@ -434,10 +435,12 @@ def cmd_review(args: argparse.Namespace) -> int:
     for lesson in decided:
         print(f"{lesson['lesson_id']}: {lesson['review']}" + (" (text edited)" if args.text is not None else ""))
     # accepting the generated wording is allowed; say so, and how to put it in one's own words
+    from lessonweaver.project import db_option
+
     for lesson in decided:
         if lesson["review"] == "accepted" and lesson["lesson"] == lesson["proposed_lesson"]:
             print(f"lessonweaver: {lesson['lesson_id']} is accepted with the generated text; to put it in your own "
-                  f"words: lessonweaver review edit {lesson['lesson_id']} --text '...'", file=sys.stderr)
+                  f"words: lessonweaver review edit {lesson['lesson_id']} --text '...'{db_option(db)}", file=sys.stderr)
     return 0
 
 

@@ -26,9 +26,10 @@ import polars as pl
 from markupsafe import Markup
 
 from lessonweaver import charts, timeline
-from lessonweaver.config import Settings, parse_night
+from lessonweaver.config import DEFAULT_DB, Settings, parse_night
 from lessonweaver.detectors import SEVERITIES
 from lessonweaver.lessons import STATUSES, as_of
+from lessonweaver.project import db_option
 from lessonweaver.resources import resource_dir
 from lessonweaver.scrub import flatten, scrub
 from lessonweaver.words import plural
@@ -155,11 +156,13 @@ class LessonStream:
             cursor.close()
 
 
-def context(con: duckdb.DuckDBPyConnection, run: dict[str, Any], tenant: str | None = None) -> dict[str, Any]:
+def context(con: duckdb.DuckDBPyConnection, run: dict[str, Any], tenant: str | None = None,
+            db: str = DEFAULT_DB) -> dict[str, Any]:
     """Everything a template may use. No row here carries content of a quarantined or rejected record;
     lesson text is scrubbed of tracebacks, URLs, paths, hosts and tokens. With `tenant` (a tenant hash),
     only that tenant's lessons, with that tenant's texts. `lessons` (all of them) streams; `shown` (the
-    `report_lessons` first, as the latest run was told: --report-lessons) is a list."""
+    `report_lessons` first, as the latest run was told: --report-lessons) is a list. `db_option` names the
+    database in the commands a report tells a person to type, when it is not the default."""
     statuses = {s: 0 for s in STATUSES} | dict(con.execute(
         f"SELECT status, count(*) FROM ({LESSONS}) GROUP BY status", [tenant]).fetchall())
     lessons = LessonStream(con, tenant, sum(statuses.values()))
@@ -167,6 +170,7 @@ def context(con: duckdb.DuckDBPyConnection, run: dict[str, Any], tenant: str | N
     return {
         "run": {k: _plain(v) for k, v in run.items()},
         "tenant": tenant,
+        "db_option": db_option(db),
         "lessons": lessons,
         "shown": shown,
         "review_first": REVIEW_FIRST,
@@ -381,11 +385,11 @@ def publish(files: list[str], out: str) -> list[str]:
 
 
 def render(con: duckdb.DuckDBPyConnection, run: dict[str, Any], out: str, templates: str | None = None,
-           tenant: str | None = None) -> list[str]:
+           tenant: str | None = None, db: str = DEFAULT_DB) -> list[str]:
     """Render every template into `out`; returns the paths written."""
     env = environment(templates)
     names = sorted(n for n in env.list_templates(extensions=["j2"]) if "/" not in n and not n.startswith("_"))
-    ctx = context(con, run, tenant)
+    ctx = context(con, run, tenant, db)
     Path(out).mkdir(parents=True, exist_ok=True)
     written = []
     for name in names:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+os.environ.pop("LESSONWEAVER_DB", None)  # tests name their databases, or expect the default (test_project_db.py)
 
 import duckdb  # noqa: E402
 import pytest  # noqa: E402
