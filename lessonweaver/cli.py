@@ -18,7 +18,7 @@ from lessonweaver.words import plural
 
 # The placeholders `--help` and the README use: a file, a folder, a number, an id, a name, ...
 METAVARS = frozenset({"FILE", "DIR", "PATH", "ROOT", "N", "MB", "DATE", "ID", "LESSON_ID", "TRACE_ID", "NAME", "NAME=VALUE",
-                      "T", "S", "TEXT", "QUERY", "CRON", "ZONE", "tcp://HOST:PORT"})
+                      "T", "S", "SEQ", "TEXT", "QUERY", "CRON", "ZONE", "tcp://HOST:PORT"})
 STORED_OUT_HELP = f"report folder (default: where the database's runs publish them, else {DEFAULT_OUT}/)"
 
 
@@ -210,9 +210,17 @@ def _read_parsers(sub: "argparse._SubParsersAction", db_option: argparse.Argumen
     scope.add_argument("--all", action="store_true", help="every accepted lesson, whatever its project (the default)")
     exp.set_defaults(func=commands.cmd_export)
     show = _command(sub, "show", "a trace's timeline, with its detections marked",
-                    "One line per event of a trace, in order (time, type, status, the start of its content), "
-                    "each detection marked at the event it points to.", parents=(db_option,))
+                    "One line per event of a trace, in order (time, type, status, the start of its content; for "
+                    "a tool call what it ran: the command, the file, the query), each detection marked at the "
+                    "event it points to.", parents=(db_option,))
     show.add_argument("trace_id", metavar="TRACE_ID", help="a trace id, or a unique start of one")
+    show.add_argument("--limit", type=at_least(1), metavar="N",
+                      help="at most N events: those detections point to and their neighbours first (default: "
+                           f"every event; with --around, {commands.AROUND_EVENTS})")
+    show.add_argument("--around", type=at_least(1), metavar="SEQ",
+                      help="the events nearest to event SEQ (the number in the seq column)")
+    show.add_argument("--width", type=at_least(20), default=100, metavar="N",
+                      help="cut each event's text to N characters (default: 100)")
     show.set_defaults(func=commands.cmd_show)
     rules = _command(sub, "rules", "the health of every exported rule: still seen, quiet, regressed or duplicated",
                      "One line per accepted lesson: still seen since it was accepted (it has not worked yet), quiet "

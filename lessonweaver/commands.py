@@ -536,10 +536,17 @@ def cmd_sql(args: argparse.Namespace) -> int:
     return explore.main(args.db, args.query, args.file, args.format, args.max_width, params=args.param)
 
 
+AROUND_EVENTS = 21  # events `show --around SEQ` prints without --limit: SEQ and ten on each side
+
+
 def cmd_show(args: argparse.Namespace) -> int:
     from lessonweaver import explore, timeline
 
+    limit = args.limit or (AROUND_EVENTS if args.around else None)
     with explore.read_only(args.db) as con:
-        (found,) = timeline.timelines(con, [timeline.resolve(con, args.trace_id)])
+        (found,) = timeline.timelines(con, [timeline.resolve(con, args.trace_id)], limit, args.width, args.around)
+    if args.around and args.around > found.stored:
+        raise timeline.TimelineError(f"trace {found.trace_id} has {plural(found.stored, 'event')} (seq 1 to "
+                                     f"{found.stored}): --around {args.around} is past its end")
     print("\n".join(timeline.text(found)))
     return 0
