@@ -43,10 +43,16 @@ _MD_TAG = re.compile(r"<(?=[A-Za-z/!?])")
 _AUTOLINK = re.compile(r"(?i)\b(?:(h)tt(ps?:)|(f)t(p:)|(www)\.)")
 
 
+# A mask the scrub or the screen put in place of what was withheld: <PATH>, <URL>, <EMAIL>, ...
+_MASK = re.compile(r"(<[A-Z][A-Z_]*>)")
+
+
 def md_inline(value: Any) -> str:
     """Trace text made inert inside Markdown, escaping only what Markdown would read as syntax: one line,
     links, images and HTML neutralised, emphasis and table bars escaped, code spans kept as code, and
-    would-be autolinks defanged (`hxxps:`, `fxp:`, `www[.]`) so no renderer turns them into links."""
+    would-be autolinks defanged (`hxxps:`, `fxp:`, `www[.]`) so no renderer turns them into links. A mask
+    (`<PATH>`) reads as itself, raw and rendered: a code span of its own (`&lt;PATH>` would show as such
+    to whoever reads the file raw, and a bare `<PATH>` is an HTML tag a renderer drops)."""
     parts = flatten(value).split("`")
     spans = len(parts) % 2 == 1  # balanced backticks make code spans; an unbalanced one is escaped
     out = []
@@ -54,8 +60,31 @@ def md_inline(value: Any) -> str:
         if spans and i % 2:  # inside a code span: literal already, only the autolink defang applies
             out.append(part)
         else:
-            out.append(_MD_TAG.sub("&lt;", _MD_SPECIAL.sub(lambda m: "".join("\\" + c for c in m[0]), part)))
+            pieces = _MASK.split(part)
+            touches = (i > 0 and pieces[0] == "", i < len(parts) - 1 and pieces[-1] == "")
+            out.append("".join(_md_mask(piece, touches[0] and j == 1, touches[1] and j == len(pieces) - 2)
+                               if j % 2 else _md_text(piece) for j, piece in enumerate(pieces)))
     return _AUTOLINK.sub(_defang, ("`" if spans else "\\`").join(out))
+
+
+def _md_text(text: str) -> str:
+    return _MD_TAG.sub("&lt;", _MD_SPECIAL.sub(lambda m: "".join("\\" + c for c in m[0]), text))
+
+
+def _md_mask(mask: str, after_tick: bool, before_tick: bool) -> str:
+    """A mask as a code span, unless it touches a backtick of the text's own (two would then make one
+    longer delimiter): escaped then."""
+    return "\\" + mask if after_tick or before_tick else f"`{mask}`"
+
+
+def html_inline(value: Any) -> Markup:
+    """Text for an HTML page with its Markdown code spans (`pytest`) shown as code, not as backticks;
+    everything else escaped. Unbalanced backticks stay as they are."""
+    parts = str(value if value is not None else "").split("`")
+    if len(parts) % 2 == 0:
+        return Markup.escape(value if value is not None else "")
+    return Markup("").join(Markup("<code>{}</code>").format(p) if i % 2 else Markup.escape(p)
+                           for i, p in enumerate(parts))
 
 
 def _defang(m: re.Match) -> str:
@@ -104,6 +133,7 @@ def environment(templates: str | None = None) -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
     )
     env.filters["md"] = md_inline
+    env.filters["code"] = html_inline
     # text for an agent to read as it is: one line (a lesson is one bullet), no Markdown escapes, which an
     # agent would read as literal backslashes
     env.filters["oneline"] = flatten
