@@ -41,8 +41,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("detector_dirs", "--detectors", "a folder of your own detector .sql files (repeatable)", [],
            metavar="DIR", repeatable=True),
     Option("templates", "--templates", "a folder of templates used before the shipped ones", metavar="DIR"),
-    Option("format", "--format", "read every file with this adapter instead of detecting the format",
-           metavar="NAME"),
+    Option("format", "--format", "read every file with this adapter instead of detecting each file's format "
+           "(the names: `lessonweaver run --help`)", metavar="NAME"),
     Option("pii", "--pii", "personal data in untagged traces: redact it in place (default) or quarantine the trace",
            "redact", choices=("redact", "quarantine")),
     Option("tenant", "--tenant", "render the reports from this tenant's traces only", metavar="T"),
