@@ -144,16 +144,24 @@ def cmd_run(args: argparse.Namespace) -> int:
         with watched(args.quiet, in_process=True):
             run = pipeline.run_local(settings)
     else:
+        from lessonweaver import prefect_server
+
+        prefect_server.idle_seconds()  # a wrong LESSONWEAVER_PREFECT_IDLE is told before Prefect loads
         prefect_defaults(args.quiet)
         nightly = load_flow(NIGHTLY_FLOW)  # Prefect sets up its loggers as it loads: the bar joins them after
-        temporary_server()
-        with watched(args.quiet, in_process=False):
+        with prefect_server.api(None if args.quiet else _note) as server, watched(args.quiet, in_process=False):
             run = nightly(**given)
     print(format_summary(run, STATUSES, "in-process" if args.no_prefect else "in the flow"))
+    if not args.no_prefect:
+        print(f"prefect:    {server.describe(prefect_server.idle_seconds())}")
     _warn_stale(run)
     for path in run.empty_inputs:
         print(f"lessonweaver: warning: {no_traces([path])}", file=sys.stderr)
     return 0
+
+
+def _note(line: str) -> None:
+    print(f"lessonweaver: {line}", file=sys.stderr, flush=True)
 
 
 def _nothing_to_read(empty: list[str], db: str) -> None:
@@ -199,11 +207,14 @@ def cmd_backfill(args: argparse.Namespace) -> int:
             runs = [pipeline.run_local(replace(settings, paths=(folder,), night=night.isoformat()))
                     for night, folder in nights]
     else:
+        from lessonweaver import prefect_server
+
+        prefect_server.idle_seconds()  # a wrong LESSONWEAVER_PREFECT_IDLE is told before Prefect loads
         prefect_defaults(args.quiet)
         backfill = load_flow(BACKFILL_FLOW)
-        temporary_server()
-        with watched(args.quiet, in_process=False):
+        with prefect_server.api(None if args.quiet else _note) as server, watched(args.quiet, in_process=False):
             runs = backfill(root=args.root, start=args.start, end=args.end, **given)
+        print(f"prefect:    {server.describe(prefect_server.idle_seconds())}")
     for run in runs:
         print(_night_line(run))
     print(f"backfill:   {plural(len(runs), 'night')}, {nights[0][0]} to {nights[-1][0]}")
