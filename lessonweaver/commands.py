@@ -10,10 +10,7 @@ import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 import os
-import signal
 import sys
-import threading
-import time
 from pathlib import Path
 from typing import TextIO
 
@@ -36,52 +33,6 @@ def prefect_defaults(quiet: bool) -> None:
     os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "90")
     if quiet:
         os.environ["PREFECT_LOGGING_LEVEL"] = "WARNING"
-
-
-def temporary_server() -> None:
-    """Start Prefect's temporary server now, when no PREFECT_API_URL names a server, so that a Ctrl-C stops
-    the flow first and the server last.
-
-    Prefect starts it as a child in our process group, where a terminal's Ctrl-C reached it too: it stopped
-    while the interrupted flow was still reporting its end, and Prefect's clients retried the gone server for
-    minutes. Started here from a thread that blocks SIGINT, the server inherits the block and sees no Ctrl-C;
-    this process alone handles it, and Prefect stops the server (SIGTERM) as the process exits, after its log
-    and event clients have flushed. The flow finds this server running and uses it. The thread keeps a
-    Ctrl-C during start-up prompt: the server is then stopped as soon as it is a process."""
-    from prefect.settings import PREFECT_API_URL, PREFECT_SERVER_ALLOW_EPHEMERAL_MODE
-
-    if PREFECT_API_URL.value() or not PREFECT_SERVER_ALLOW_EPHEMERAL_MODE.value():
-        return
-    from prefect.server.api.server import SubprocessASGIServer
-
-    server = SubprocessASGIServer()  # the one Prefect's clients use when no PREFECT_API_URL is set
-    failed: list[BaseException] = []
-    done = threading.Event()
-
-    def start() -> None:
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-        try:
-            server.start()
-        except BaseException as exc:  # handed to the main thread
-            failed.append(exc)
-        finally:
-            done.set()
-
-    # Waits on an event, with a timeout: an untimed wait may not wake for a Ctrl-C, and one on Thread.join
-    # that a Ctrl-C breaks marks the thread as ended while it runs (Python 3.11), which aborts the exit.
-    threading.Thread(target=start, name="prefect-server-start", daemon=True).start()
-    try:
-        while not done.wait(0.2):
-            pass
-    except KeyboardInterrupt:
-        deadline = time.monotonic() + 5
-        while server.server_process is None and not done.is_set() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        server.stop()
-        done.wait(5)  # it ends on finding the server gone: no thread of ours left running as the process exits
-        raise
-    if failed:
-        raise failed[0]
 
 
 def load_flow(entrypoint: str):  # noqa: ANN201 - a Prefect Flow; its type would import Prefect

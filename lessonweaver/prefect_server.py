@@ -150,8 +150,6 @@ def api(log_line: "object | None" = None) -> Iterator[Api]:
         return
     idle = idle_seconds()
     if idle == 0:
-        from lessonweaver.commands import temporary_server
-
         temporary_server()
         yield Api("", "temporary", time.monotonic() - began)
         return
@@ -170,9 +168,9 @@ def api(log_line: "object | None" = None) -> Iterator[Api]:
             if not usable:
                 if state is not None and _alive(state["pid"]):
                     os.kill(state["pid"], signal.SIGTERM)  # of another Prefect version, or not answering
-                if log_line:
-                    log_line("starting Prefect's server in the background; later runs reuse it")
                 state, how = _start(folder, idle), "started"
+                if log_line:  # once it is a process of its own: a Ctrl-C from here on leaves it to the next run
+                    log_line("starting Prefect's server in the background; later runs reuse it")
                 if not _wait_healthy(state["url"], state["pid"], PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS.value()):
                     raise RuntimeError(f"Prefect's server did not start within "
                                        f"{PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS.value()} s "
@@ -180,6 +178,52 @@ def api(log_line: "object | None" = None) -> Iterator[Api]:
             fcntl.flock(lock, fcntl.LOCK_UN)
         with temporary_settings(updates={PREFECT_API_URL: state["url"]}):
             yield Api(state["url"], how, time.monotonic() - began)
+
+
+def temporary_server() -> None:
+    """Start Prefect's temporary server now, when no PREFECT_API_URL names a server, so that a Ctrl-C stops
+    the flow first and the server last.
+
+    Prefect starts it as a child in our process group, where a terminal's Ctrl-C reached it too: it stopped
+    while the interrupted flow was still reporting its end, and Prefect's clients retried the gone server for
+    minutes. Started here from a thread that blocks SIGINT, the server inherits the block and sees no Ctrl-C;
+    this process alone handles it, and Prefect stops the server (SIGTERM) as the process exits, after its log
+    and event clients have flushed. The flow finds this server running and uses it. The thread keeps a
+    Ctrl-C during start-up prompt: the server is then stopped as soon as it is a process."""
+    from prefect.settings import PREFECT_API_URL, PREFECT_SERVER_ALLOW_EPHEMERAL_MODE
+
+    if PREFECT_API_URL.value() or not PREFECT_SERVER_ALLOW_EPHEMERAL_MODE.value():
+        return
+    from prefect.server.api.server import SubprocessASGIServer
+
+    server = SubprocessASGIServer()  # the one Prefect's clients use when no PREFECT_API_URL is set
+    failed: list[BaseException] = []
+    done = threading.Event()
+
+    def start() -> None:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            server.start()
+        except BaseException as exc:  # handed to the main thread
+            failed.append(exc)
+        finally:
+            done.set()
+
+    # Waits on an event, with a timeout: an untimed wait may not wake for a Ctrl-C, and one on Thread.join
+    # that a Ctrl-C breaks marks the thread as ended while it runs (Python 3.11), which aborts the exit.
+    threading.Thread(target=start, name="prefect-server-start", daemon=True).start()
+    try:
+        while not done.wait(0.2):
+            pass
+    except KeyboardInterrupt:
+        deadline = time.monotonic() + 5
+        while server.server_process is None and not done.is_set() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        server.stop()
+        done.wait(5)  # it ends on finding the server gone: no thread of ours left running as the process exits
+        raise
+    if failed:
+        raise failed[0]
 
 
 # The keeper: this module run as a program, in the server's session.
