@@ -79,7 +79,7 @@ def database(given: str | None, cwd: Path | None = None) -> Database:
     if given is not None:
         return Database(given, "--db")
     if os.environ.get(ENV_DB, "").strip():
-        return Database(os.environ[ENV_DB], ENV_DB)
+        return Database(os.environ[ENV_DB].strip(), ENV_DB)
     cwd = (cwd or Path.cwd()).resolve()
     found = settings_file(cwd)
     if found is not None and "db" in found[1]:
