@@ -8,17 +8,18 @@ that must be positive is refused by the parser, in one line, before anything run
 
 import argparse
 import os
+import re
 import sys
 from collections.abc import Callable
 
 from lessonweaver import __version__, commands, options
-from lessonweaver.config import DEFAULT_DB, DEFAULT_OUT
+from lessonweaver.config import DEFAULT_OUT
+from lessonweaver.options import DB_HELP
 from lessonweaver.words import plural
 
 # The placeholders `--help` and the README use: a file, a folder, a number, an id, a name, ...
 METAVARS = frozenset({"FILE", "DIR", "PATH", "ROOT", "N", "MB", "DATE", "ID", "LESSON_ID", "TRACE_ID", "NAME", "NAME=VALUE",
-                      "T", "S", "TEXT", "QUERY", "CRON", "ZONE", "tcp://HOST:PORT"})
-DB_HELP = f"database file (default: {DEFAULT_DB})"
+                      "T", "S", "SEQ", "TEXT", "QUERY", "CRON", "ZONE", "tcp://HOST:PORT"})
 STORED_OUT_HELP = f"report folder (default: where the database's runs publish them, else {DEFAULT_OUT}/)"
 
 
@@ -35,16 +36,52 @@ def at_least(low: int) -> Callable[[str], int]:
     return number
 
 
+class _Formatter(argparse.HelpFormatter):
+    """Descriptions wrapped as usual; an epilog (examples, lists) kept line by line as written."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        return super()._fill_text(text, width, indent) if "\n" not in text else text
+
+
 def _command(sub: "argparse._SubParsersAction", name: str, summary: str, description: str = "",
-             parents: tuple[argparse.ArgumentParser, ...] = ()) -> argparse.ArgumentParser:
+             parents: tuple[argparse.ArgumentParser, ...] = (), epilog: str | None = None) -> argparse.ArgumentParser:
     """A subcommand: `summary` in the list of commands, and the first line of its own --help."""
-    return sub.add_parser(name, help=summary, parents=list(parents),
+    return sub.add_parser(name, help=summary, parents=list(parents), epilog=epilog, formatter_class=_Formatter,
                           description=f"{summary[0].upper()}{summary[1:]}." + (f" {description}" if description else ""))
+
+
+RUN_EXAMPLES = """\
+examples:
+  lessonweaver run data/                       the demo traces
+  lessonweaver run ~/.claude/projects/my-app/  Claude Code sessions of a project
+  lessonweaver run ~/.codex/sessions/          Codex CLI sessions
+  lessonweaver run results/ --db bench.duckdb  a benchmark's results (tau2-bench
+                                               or OpenHands) in a db of its own
+  lessonweaver run run.json --format tau2      one file, read as a format below
+  lessonweaver run data/ --no-prefect -q       in this process, the summary only
+Run it each night on the same folders: files read before are skipped.
+"""
+
+
+def _formats() -> str:
+    """The formats `--format` takes, one a line, from the shipped adapters' headers."""
+    from lessonweaver.adapters import load_adapters
+
+    found = load_adapters()
+    width = max(len(a.format) for a in found)
+    return "formats (--format NAME; without it, each file's format is detected):\n" + "\n".join(
+        f"  {a.format:<{width}}  {_clip(re.sub(r' [(][^()]*[)]$', '', a.title), 76 - width)}"
+        for a in sorted(found, key=lambda a: a.format))
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:width - 1].rstrip() + "…"
 
 
 def _run_parser(sub: "argparse._SubParsersAction") -> None:
     run = _command(sub, "run", "load trace files, detect, weave lessons and render reports",
-                   "Files read before and unchanged are skipped; the reports are audited before they are published.")
+                   "Files read before and unchanged are skipped; the reports are audited before they are published.",
+                   epilog=f"{RUN_EXAMPLES}\n{_formats()}")
     options.add_arguments(run, options.RUN)
     run.add_argument("--no-prefect", action="store_true",
                      help="run in this process, without Prefect's server, retries and UI (same tables and reports)")
@@ -210,9 +247,17 @@ def _read_parsers(sub: "argparse._SubParsersAction", db_option: argparse.Argumen
     scope.add_argument("--all", action="store_true", help="every accepted lesson, whatever its project (the default)")
     exp.set_defaults(func=commands.cmd_export)
     show = _command(sub, "show", "a trace's timeline, with its detections marked",
-                    "One line per event of a trace, in order (time, type, status, the start of its content), "
-                    "each detection marked at the event it points to.", parents=(db_option,))
+                    "One line per event of a trace, in order (time, type, status, the start of its content; for "
+                    "a tool call what it ran: the command, the file, the query), each detection marked at the "
+                    "event it points to.", parents=(db_option,))
     show.add_argument("trace_id", metavar="TRACE_ID", help="a trace id, or a unique start of one")
+    show.add_argument("--limit", type=at_least(1), metavar="N",
+                      help="at most N events: those detections point to and their neighbours first (default: "
+                           f"every event; with --around, {commands.AROUND_EVENTS})")
+    show.add_argument("--around", type=at_least(1), metavar="SEQ",
+                      help="the events nearest to event SEQ (the number in the seq column)")
+    show.add_argument("--width", type=at_least(20), default=100, metavar="N",
+                      help="cut each event's text to N characters (default: 100)")
     show.set_defaults(func=commands.cmd_show)
     rules = _command(sub, "rules", "the health of every exported rule: still seen, quiet, regressed or duplicated",
                      "One line per accepted lesson: still seen since it was accepted (it has not worked yet), quiet "
@@ -231,13 +276,27 @@ def _read_parsers(sub: "argparse._SubParsersAction", db_option: argparse.Argumen
     mcp.set_defaults(func=commands.cmd_mcp)
 
 
+DAILY_LOOP = """\
+the daily loop:
+  lessonweaver run ~/.claude/projects/my-app/  find mistakes in new sessions
+  lessonweaver review                          the lessons waiting for a decision
+  lessonweaver review show ID                  one: its rule, evidence, examples
+  lessonweaver review accept ID                (or reject ID, or edit ID --text)
+  lessonweaver export --into CLAUDE.md         the accepted rules, for your agent
+Every command takes --db FILE, else $LESSONWEAVER_DB, else the db setting of
+the project's lessonweaver.toml (or pyproject.toml), else lessonweaver.duckdb.
+`lessonweaver COMMAND --help` says more; `run --help` lists the formats read.
+"""
+
+
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="lessonweaver", description="Find where agents went wrong and weave it into lessons.")
+    p = argparse.ArgumentParser(prog="lessonweaver", description="Find where agents went wrong and weave it into lessons.",
+                                epilog=DAILY_LOOP, formatter_class=_Formatter)
     p.add_argument("--version", action="version", version=f"lessonweaver {__version__}",
                    help="show the version and exit")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     db_option = argparse.ArgumentParser(add_help=False)
-    db_option.add_argument("--db", default=DEFAULT_DB, metavar="FILE", help=DB_HELP)
+    db_option.add_argument("--db", metavar="FILE", help=DB_HELP)  # chosen after parsing: project.database
     _run_parser(sub)
     _backfill_parser(sub)
     _schedule_parser(sub)
@@ -271,9 +330,11 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:  # argparse printed the usage error (2), or --help or --version (0)
         return exc.code if isinstance(exc.code, int) else 0
     try:
-        if isinstance(getattr(args, "db", None), str):
+        if hasattr(args, "db"):
+            from lessonweaver.project import database
             from lessonweaver.store import check_path
 
+            args.db = database(args.db).path
             check_path(args.db)
         code = args.func(args)
         sys.stdout.flush()  # a closed pipe shows here when the output was buffered

@@ -10,10 +10,7 @@ import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 import os
-import signal
 import sys
-import threading
-import time
 from pathlib import Path
 from typing import TextIO
 
@@ -36,52 +33,6 @@ def prefect_defaults(quiet: bool) -> None:
     os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "90")
     if quiet:
         os.environ["PREFECT_LOGGING_LEVEL"] = "WARNING"
-
-
-def temporary_server() -> None:
-    """Start Prefect's temporary server now, when no PREFECT_API_URL names a server, so that a Ctrl-C stops
-    the flow first and the server last.
-
-    Prefect starts it as a child in our process group, where a terminal's Ctrl-C reached it too: it stopped
-    while the interrupted flow was still reporting its end, and Prefect's clients retried the gone server for
-    minutes. Started here from a thread that blocks SIGINT, the server inherits the block and sees no Ctrl-C;
-    this process alone handles it, and Prefect stops the server (SIGTERM) as the process exits, after its log
-    and event clients have flushed. The flow finds this server running and uses it. The thread keeps a
-    Ctrl-C during start-up prompt: the server is then stopped as soon as it is a process."""
-    from prefect.settings import PREFECT_API_URL, PREFECT_SERVER_ALLOW_EPHEMERAL_MODE
-
-    if PREFECT_API_URL.value() or not PREFECT_SERVER_ALLOW_EPHEMERAL_MODE.value():
-        return
-    from prefect.server.api.server import SubprocessASGIServer
-
-    server = SubprocessASGIServer()  # the one Prefect's clients use when no PREFECT_API_URL is set
-    failed: list[BaseException] = []
-    done = threading.Event()
-
-    def start() -> None:
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-        try:
-            server.start()
-        except BaseException as exc:  # handed to the main thread
-            failed.append(exc)
-        finally:
-            done.set()
-
-    # Waits on an event, with a timeout: an untimed wait may not wake for a Ctrl-C, and one on Thread.join
-    # that a Ctrl-C breaks marks the thread as ended while it runs (Python 3.11), which aborts the exit.
-    threading.Thread(target=start, name="prefect-server-start", daemon=True).start()
-    try:
-        while not done.wait(0.2):
-            pass
-    except KeyboardInterrupt:
-        deadline = time.monotonic() + 5
-        while server.server_process is None and not done.is_set() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        server.stop()
-        done.wait(5)  # it ends on finding the server gone: no thread of ours left running as the process exits
-        raise
-    if failed:
-        raise failed[0]
 
 
 def load_flow(entrypoint: str):  # noqa: ANN201 - a Prefect Flow; its type would import Prefect
@@ -144,16 +95,24 @@ def cmd_run(args: argparse.Namespace) -> int:
         with watched(args.quiet, in_process=True):
             run = pipeline.run_local(settings)
     else:
+        from lessonweaver import prefect_server
+
+        prefect_server.idle_seconds()  # a wrong LESSONWEAVER_PREFECT_IDLE is told before Prefect loads
         prefect_defaults(args.quiet)
         nightly = load_flow(NIGHTLY_FLOW)  # Prefect sets up its loggers as it loads: the bar joins them after
-        temporary_server()
-        with watched(args.quiet, in_process=False):
+        with prefect_server.api(None if args.quiet else _note) as server, watched(args.quiet, in_process=False):
             run = nightly(**given)
     print(format_summary(run, STATUSES, "in-process" if args.no_prefect else "in the flow"))
+    if not args.no_prefect:
+        print(f"prefect:    {server.describe(prefect_server.idle_seconds())}")
     _warn_stale(run)
     for path in run.empty_inputs:
         print(f"lessonweaver: warning: {no_traces([path])}", file=sys.stderr)
     return 0
+
+
+def _note(line: str) -> None:
+    print(f"lessonweaver: {line}", file=sys.stderr, flush=True)
 
 
 def _nothing_to_read(empty: list[str], db: str) -> None:
@@ -199,11 +158,14 @@ def cmd_backfill(args: argparse.Namespace) -> int:
             runs = [pipeline.run_local(replace(settings, paths=(folder,), night=night.isoformat()))
                     for night, folder in nights]
     else:
+        from lessonweaver import prefect_server
+
+        prefect_server.idle_seconds()  # a wrong LESSONWEAVER_PREFECT_IDLE is told before Prefect loads
         prefect_defaults(args.quiet)
         backfill = load_flow(BACKFILL_FLOW)
-        temporary_server()
-        with watched(args.quiet, in_process=False):
+        with prefect_server.api(None if args.quiet else _note) as server, watched(args.quiet, in_process=False):
             runs = backfill(root=args.root, start=args.start, end=args.end, **given)
+        print(f"prefect:    {server.describe(prefect_server.idle_seconds())}")
     for run in runs:
         print(_night_line(run))
     print(f"backfill:   {plural(len(runs), 'night')}, {nights[0][0]} to {nights[-1][0]}")
@@ -276,7 +238,7 @@ def cmd_render(args: argparse.Namespace) -> int:
     store.require_current_lessons(args.db)
     con = store.connect(args.db, read_only=True)
     try:
-        run = pipeline.render_stored(con, out, args.templates,
+        run = pipeline.render_stored(con, out, args.db, args.templates,
                                      pipeline.tenant_key(con, args.tenant, Settings().tenant_salt))
     finally:
         con.close()
@@ -355,6 +317,7 @@ def _lesson_line(lesson: dict, verbose: bool) -> None:
 def _list_lessons(args: argparse.Namespace, db: str) -> int:
     """`review` with no action: the lessons that pass the filters, and how many there are in all."""
     from lessonweaver import review, store
+    from lessonweaver.project import db_option
 
     filters = review.Filters(None if args.all else args.decision, args.detector, args.source, args.severity,
                              args.status)
@@ -371,7 +334,7 @@ def _list_lessons(args: argparse.Namespace, db: str) -> int:
                                          ("severity", args.severity), ("status", args.status)) if v]
     print(f"({f'{len(shown)} of ' if len(shown) < matching else ''}{which}"
           + (f" with {', '.join(narrowed)}" if narrowed else "")
-          + "; accept, reject or edit with: lessonweaver review accept|reject|edit ID)")
+          + f"; accept, reject or edit with: lessonweaver review accept|reject|edit ID{db_option(db)})")
     return 0
 
 
@@ -434,10 +397,12 @@ def cmd_review(args: argparse.Namespace) -> int:
     for lesson in decided:
         print(f"{lesson['lesson_id']}: {lesson['review']}" + (" (text edited)" if args.text is not None else ""))
     # accepting the generated wording is allowed; say so, and how to put it in one's own words
+    from lessonweaver.project import db_option
+
     for lesson in decided:
         if lesson["review"] == "accepted" and lesson["lesson"] == lesson["proposed_lesson"]:
             print(f"lessonweaver: {lesson['lesson_id']} is accepted with the generated text; to put it in your own "
-                  f"words: lessonweaver review edit {lesson['lesson_id']} --text '...'", file=sys.stderr)
+                  f"words: lessonweaver review edit {lesson['lesson_id']} --text '...'{db_option(db)}", file=sys.stderr)
     return 0
 
 
@@ -533,10 +498,17 @@ def cmd_sql(args: argparse.Namespace) -> int:
     return explore.main(args.db, args.query, args.file, args.format, args.max_width, params=args.param)
 
 
+AROUND_EVENTS = 21  # events `show --around SEQ` prints without --limit: SEQ and ten on each side
+
+
 def cmd_show(args: argparse.Namespace) -> int:
     from lessonweaver import explore, timeline
 
+    limit = args.limit or (AROUND_EVENTS if args.around else None)
     with explore.read_only(args.db) as con:
-        (found,) = timeline.timelines(con, [timeline.resolve(con, args.trace_id)])
+        (found,) = timeline.timelines(con, [timeline.resolve(con, args.trace_id)], limit, args.width, args.around)
+    if args.around and args.around > found.stored:
+        raise timeline.TimelineError(f"trace {found.trace_id} has {plural(found.stored, 'event')} (seq 1 to "
+                                     f"{found.stored}): --around {args.around} is past its end")
     print("\n".join(timeline.text(found)))
     return 0

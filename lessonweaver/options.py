@@ -15,6 +15,8 @@ from typing import Any
 from lessonweaver.config import DEFAULT_DB, DEFAULT_INPUT, DEFAULT_OUT, Settings
 
 RUN, BACKFILL, SCHEDULE = "run", "backfill", "schedule"
+DB_HELP = (f"database file (default: $LESSONWEAVER_DB, else db in the nearest lessonweaver.toml or pyproject.toml "
+           f"[tool.lessonweaver], else {DEFAULT_DB})")
 EVERYWHERE = (RUN, BACKFILL, SCHEDULE)
 
 
@@ -34,13 +36,13 @@ class Option:
 OPTIONS: tuple[Option, ...] = (
     Option("paths", "", f"files or folders (recursive); default: {DEFAULT_INPUT}/", [DEFAULT_INPUT],
            metavar="PATH", repeatable=True, commands=(RUN, SCHEDULE)),
-    Option("db", "--db", f"database file (default: {DEFAULT_DB})", DEFAULT_DB, metavar="FILE"),
+    Option("db", "--db", DB_HELP, DEFAULT_DB, metavar="FILE"),
     Option("out", "--out", f"report folder (default: {DEFAULT_OUT}/)", DEFAULT_OUT, metavar="DIR"),
     Option("detector_dirs", "--detectors", "a folder of your own detector .sql files (repeatable)", [],
            metavar="DIR", repeatable=True),
     Option("templates", "--templates", "a folder of templates used before the shipped ones", metavar="DIR"),
-    Option("format", "--format", "read every file with this adapter instead of detecting the format",
-           metavar="NAME"),
+    Option("format", "--format", "read every file with this adapter instead of detecting each file's format "
+           "(the names: `lessonweaver run --help`)", metavar="NAME"),
     Option("pii", "--pii", "personal data in untagged traces: redact it in place (default) or quarantine the trace",
            "redact", choices=("redact", "quarantine")),
     Option("secrets", "--secrets", "credentials in untagged traces: replace each value in place by a marker of its kind "
@@ -80,17 +82,20 @@ def add_arguments(parser: argparse.ArgumentParser, command: str) -> None:
         if o.repeatable:
             kwargs.update(action="append", default=[])
         else:
-            kwargs.update(default=o.default, type=o.type, choices=o.choices)
+            # the database is chosen after parsing, from --db, the variable or the project (project.database)
+            kwargs.update(default=None if o.name == "db" else o.default, type=o.type, choices=o.choices)
         parser.add_argument(o.flag, **kwargs)
 
 
 def values(args: argparse.Namespace | dict[str, Any], command: str) -> dict[str, Any]:
     """The options' values for `command`, from parsed arguments or a flow's parameters; an empty PATH
-    list means the default."""
+    list, or no database (the CLI chooses one first: project.database), means the default."""
     given = vars(args) if isinstance(args, argparse.Namespace) else args
     found = {o.name: given.get(o.name, o.default) for o in options_for(command)}
     if "paths" in found and not found["paths"]:
         found["paths"] = [DEFAULT_INPUT]
+    if found.get("db") is None:
+        found["db"] = DEFAULT_DB
     return found
 
 

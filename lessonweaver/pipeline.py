@@ -21,8 +21,8 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from lessonweaver import (adapters, audit, detectors, discover, fingerprint, forget, lessons, privacy, progress, queries,
-                          regrain, render, store, versions)
+from lessonweaver import (adapters, audit, detectors, discover, eventstore, fingerprint, forget, lessons, privacy,
+                          progress, queries, regrain, render, store, versions)
 from lessonweaver.batch import BatchResult, run_batch, split_traces
 from lessonweaver.config import (Settings, batch_memory_limit, batch_threads, database_memory_limit, document_batch_bytes,
                                  memory_bytes, parse_night)
@@ -285,7 +285,8 @@ def render_and_audit(settings: Settings, run: RunSummary, folders: list[str], lo
         tenant_key = _tenant_key(settings)
         render.clear_pending(settings.out)
         for round_ in range(AUDIT_ROUNDS):
-            written, findings = _render_aside(con, run, pending, settings.templates, tenant_key)
+            written, findings = _render_aside(con, run, pending, settings.templates, tenant_key,
+                                              settings.db.removesuffix(eventstore.WORKING_SUFFIX))  # as published
             if not findings:
                 break
             again = None if round_ == AUDIT_ROUNDS - 1 else _late_quarantine(con, settings, run, findings, folders, log)
@@ -313,10 +314,10 @@ def render_and_audit(settings: Settings, run: RunSummary, folders: list[str], lo
 
 
 def _render_aside(con: Any, run: RunSummary, pending: Path, templates: str | None,
-                  tenant_key: str | None) -> tuple[list[str], list[audit.Finding]]:
+                  tenant_key: str | None, db: str) -> tuple[list[str], list[audit.Finding]]:
     """Render every report into `pending` (emptied first), and audit them and the run's rows."""
     shutil.rmtree(pending, ignore_errors=True)
-    written = render.render(con, run.as_dict(), str(pending), templates, tenant_key)
+    written = render.render(con, run.as_dict(), str(pending), templates, tenant_key, db)
     return written, audit.audit_files(con, written) + audit.audit_database(con, run.run_id)
 
 
@@ -346,16 +347,17 @@ def tenant_key(con: Any, tenant: str | None, configured_salt: str = "") -> str |
     return privacy.tenant_hash(store.tenant_salt(con, configured_salt, create=False), tenant) if tenant else None
 
 
-def render_stored(con: Any, out: str, templates: str | None = None, tenant: str | None = None) -> RunSummary:
+def render_stored(con: Any, out: str, db: str, templates: str | None = None, tenant: str | None = None) -> RunSummary:
     """The reports rendered from the database alone, for its latest run as the database now stands (review
     decisions, a redetect), audited as a run's are and published when clean: AuditFailed, and nothing
-    published, otherwise. Reads no input; writes nothing to the database. `tenant` is a tenant hash."""
+    published, otherwise. Reads no input; writes nothing to the database. `tenant` is a tenant hash; `db` is
+    the database as the reports name it in their commands."""
     if templates and not Path(templates).is_dir():
         raise ValueError(f"template folder does not exist: {templates}")
     run = stored_run(con)
     pending = Path(out) / f".rendering-{secrets.token_hex(3)}"  # not `.pending-`: a run starting clears those
     try:
-        written, findings = _render_aside(con, run, pending, templates, tenant)
+        written, findings = _render_aside(con, run, pending, templates, tenant, db)
         if findings:
             raise audit.AuditFailed(findings)
         run.written = render.publish(written, out)

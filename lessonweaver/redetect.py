@@ -46,7 +46,7 @@ def redetect(settings: Settings, only: list[str]) -> regrain.Redetected:
                 done.regrained, done.moved = True, regrain.carry_reviews(con, settings.merge_threshold)
             done.lessons_after = regrain.lesson_ids(con)
             tenant = pipeline.tenant_key(con, settings.tenant, settings.tenant_salt)
-            done.run = pipeline.render_stored(con, settings.out, settings.templates, tenant)
+            done.run = pipeline.render_stored(con, settings.out, settings.db, settings.templates, tenant)
         finally:
             con.close()
     return done

@@ -26,9 +26,10 @@ import polars as pl
 from markupsafe import Markup
 
 from lessonweaver import charts, timeline
-from lessonweaver.config import Settings, parse_night
+from lessonweaver.config import DEFAULT_DB, Settings, parse_night
 from lessonweaver.detectors import SEVERITIES
 from lessonweaver.lessons import STATUSES, as_of
+from lessonweaver.project import db_option
 from lessonweaver.resources import resource_dir
 from lessonweaver.scrub import flatten, scrub
 from lessonweaver.words import plural
@@ -42,10 +43,16 @@ _MD_TAG = re.compile(r"<(?=[A-Za-z/!?])")
 _AUTOLINK = re.compile(r"(?i)\b(?:(h)tt(ps?:)|(f)t(p:)|(www)\.)")
 
 
+# A mask the scrub or the screen put in place of what was withheld: <PATH>, <URL>, <EMAIL>, ...
+_MASK = re.compile(r"(<[A-Z][A-Z_]*>)")
+
+
 def md_inline(value: Any) -> str:
     """Trace text made inert inside Markdown, escaping only what Markdown would read as syntax: one line,
     links, images and HTML neutralised, emphasis and table bars escaped, code spans kept as code, and
-    would-be autolinks defanged (`hxxps:`, `fxp:`, `www[.]`) so no renderer turns them into links."""
+    would-be autolinks defanged (`hxxps:`, `fxp:`, `www[.]`) so no renderer turns them into links. A mask
+    (`<PATH>`) reads as itself, raw and rendered: a code span of its own (`&lt;PATH>` would show as such
+    to whoever reads the file raw, and a bare `<PATH>` is an HTML tag a renderer drops)."""
     parts = flatten(value).split("`")
     spans = len(parts) % 2 == 1  # balanced backticks make code spans; an unbalanced one is escaped
     out = []
@@ -53,8 +60,31 @@ def md_inline(value: Any) -> str:
         if spans and i % 2:  # inside a code span: literal already, only the autolink defang applies
             out.append(part)
         else:
-            out.append(_MD_TAG.sub("&lt;", _MD_SPECIAL.sub(lambda m: "".join("\\" + c for c in m[0]), part)))
+            pieces = _MASK.split(part)
+            touches = (i > 0 and pieces[0] == "", i < len(parts) - 1 and pieces[-1] == "")
+            out.append("".join(_md_mask(piece, touches[0] and j == 1, touches[1] and j == len(pieces) - 2)
+                               if j % 2 else _md_text(piece) for j, piece in enumerate(pieces)))
     return _AUTOLINK.sub(_defang, ("`" if spans else "\\`").join(out))
+
+
+def _md_text(text: str) -> str:
+    return _MD_TAG.sub("&lt;", _MD_SPECIAL.sub(lambda m: "".join("\\" + c for c in m[0]), text))
+
+
+def _md_mask(mask: str, after_tick: bool, before_tick: bool) -> str:
+    """A mask as a code span, unless it touches a backtick of the text's own (two would then make one
+    longer delimiter): escaped then."""
+    return "\\" + mask if after_tick or before_tick else f"`{mask}`"
+
+
+def html_inline(value: Any) -> Markup:
+    """Text for an HTML page with its Markdown code spans (`pytest`) shown as code, not as backticks;
+    everything else escaped. Unbalanced backticks stay as they are."""
+    parts = str(value if value is not None else "").split("`")
+    if len(parts) % 2 == 0:
+        return Markup.escape(value if value is not None else "")
+    return Markup("").join(Markup("<code>{}</code>").format(p) if i % 2 else Markup.escape(p)
+                           for i, p in enumerate(parts))
 
 
 def _defang(m: re.Match) -> str:
@@ -103,6 +133,7 @@ def environment(templates: str | None = None) -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
     )
     env.filters["md"] = md_inline
+    env.filters["code"] = html_inline
     # text for an agent to read as it is: one line (a lesson is one bullet), no Markdown escapes, which an
     # agent would read as literal backslashes
     env.filters["oneline"] = flatten
@@ -155,11 +186,13 @@ class LessonStream:
             cursor.close()
 
 
-def context(con: duckdb.DuckDBPyConnection, run: dict[str, Any], tenant: str | None = None) -> dict[str, Any]:
+def context(con: duckdb.DuckDBPyConnection, run: dict[str, Any], tenant: str | None = None,
+            db: str = DEFAULT_DB) -> dict[str, Any]:
     """Everything a template may use. No row here carries content of a quarantined or rejected record;
     lesson text is scrubbed of tracebacks, URLs, paths, hosts and tokens. With `tenant` (a tenant hash),
     only that tenant's lessons, with that tenant's texts. `lessons` (all of them) streams; `shown` (the
-    `report_lessons` first, as the latest run was told: --report-lessons) is a list."""
+    `report_lessons` first, as the latest run was told: --report-lessons) is a list. `db_option` names the
+    database in the commands a report tells a person to type, when it is not the default."""
     statuses = {s: 0 for s in STATUSES} | dict(con.execute(
         f"SELECT status, count(*) FROM ({LESSONS}) GROUP BY status", [tenant]).fetchall())
     lessons = LessonStream(con, tenant, sum(statuses.values()))
@@ -167,6 +200,7 @@ def context(con: duckdb.DuckDBPyConnection, run: dict[str, Any], tenant: str | N
     return {
         "run": {k: _plain(v) for k, v in run.items()},
         "tenant": tenant,
+        "db_option": db_option(db),
         "lessons": lessons,
         "shown": shown,
         "review_first": REVIEW_FIRST,
@@ -381,11 +415,11 @@ def publish(files: list[str], out: str) -> list[str]:
 
 
 def render(con: duckdb.DuckDBPyConnection, run: dict[str, Any], out: str, templates: str | None = None,
-           tenant: str | None = None) -> list[str]:
+           tenant: str | None = None, db: str = DEFAULT_DB) -> list[str]:
     """Render every template into `out`; returns the paths written."""
     env = environment(templates)
     names = sorted(n for n in env.list_templates(extensions=["j2"]) if "/" not in n and not n.startswith("_"))
-    ctx = context(con, run, tenant)
+    ctx = context(con, run, tenant, db)
     Path(out).mkdir(parents=True, exist_ok=True)
     written = []
     for name in names:

@@ -7,6 +7,7 @@ screened content may still hold URLs, paths, hosts or token-like strings. The SQ
 """
 
 import datetime as dt
+import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -102,9 +103,10 @@ def resolve(con: duckdb.DuckDBPyConnection, given: str) -> str:
 
 
 def timelines(con: duckdb.DuckDBPyConnection, trace_ids: list[str], limit: int | None = None,
-              width: int = 100) -> list[Timeline]:
+              width: int = 100, around: int | None = None) -> list[Timeline]:
     """The timelines of the stored traces among `trace_ids`, in that order. With `limit`, at most that
-    many events each (those detections point to, and their neighbours, first); content cut to `width`."""
+    many events each: those nearest to event `around`, else those detections point to and their
+    neighbours first; content cut to `width`."""
     ids = list(dict.fromkeys(trace_ids))
     heads = {r[0]: r for r in execute(con, "timeline/traces.sql", traces=ids).fetchall()}
     marks: dict[str, list[Mark]] = {}
@@ -112,7 +114,7 @@ def timelines(con: duckdb.DuckDBPyConnection, trace_ids: list[str], limit: int |
             con, "timeline/detections.sql", traces=ids).fetchall():
         marks.setdefault(trace_id, []).append(Mark(detector, severity or "", one_line(problem, 200), lesson_id, seq, below))
     rows: dict[str, list[tuple]] = {}
-    for row in execute(con, "timeline/events.sql", traces=ids, limit=limit).fetchall():
+    for row in execute(con, "timeline/events.sql", traces=ids, limit=limit, around=around).fetchall():
         rows.setdefault(row[0], []).append(row)
     return [_timeline(heads[t], rows.get(t, []), marks.get(t, []), width) for t in ids if t in heads]
 
@@ -127,17 +129,43 @@ def _timeline(head: tuple, rows: list[tuple], marks: list[Mark], width: int) -> 
     events = tuple(
         Event(seq, "" if ts is None else ts.strftime("%H:%M:%S" if one_day else "%m-%d %H:%M:%S"),
               f"unknown ({one_line(raw, 40)})" if kind == "unknown" and raw else kind or "", one_line(status, 24),
-              one_line(_with_tool(tool, content), width), tuple(at.pop(seq, ())))
-        for _, seq, ts, kind, raw, status, tool, content, _ in rows)
+              one_line(_with_tool(tool, call_text(call) or content), width), tuple(at.pop(seq, ())))
+        for _, seq, ts, kind, raw, status, tool, content, call, _ in rows)
     others = tuple(m for seq in sorted(at, key=lambda s: -1 if s is None else s) for m in at[seq])
     return Timeline(trace_id, one_line(source, 80), one_line(task, 200), one_line(outcome, 80),
-                    started_at or (min(times) if times else None), rows[0][8] if rows else 0, events, others)
+                    started_at or (min(times) if times else None), rows[0][9] if rows else 0, events, others)
 
 
 def _with_tool(tool: str | None, content: str | None) -> str:
     """A tool event's content led by the tool's name, unless it already starts with it."""
     content = content or ""
     return f"{tool}: {content}" if tool and not content.lstrip().startswith(tool) else content
+
+
+# The argument that says most about what a call did, in this order: shown first, without its name.
+MAIN_ARGUMENTS = ("command", "cmd", "file_path", "path", "filename", "file", "notebook_path", "url", "query",
+                  "pattern", "q", "prompt")
+# An absolute path and its last part: a reader needs the file's name, while the folders above it (a home
+# folder, a user's name) are what the scrub masks as <PATH>.
+_ABSOLUTE_PATH = re.compile(r"(?<![\w.])(?:[A-Za-z]:\\|~?/)(?:[\w.\-]+[/\\])+([\w.\-]+)")
+
+
+def call_text(call: str | None) -> str:
+    """What a tool call did, as a person reads it: a shell's command (events.sql picks it), else the
+    file, URL or query it named, then its other arguments as name=value; an absolute path as `…/` and
+    its file's name. The timeline then scrubs and clips it like any content."""
+    if not call:
+        return ""
+    try:
+        args = json.loads(call)
+    except ValueError:
+        args = None
+    if isinstance(args, dict):
+        main = next((k for k in MAIN_ARGUMENTS if isinstance(args.get(k), str) and args[k].strip()), None)
+        rest = [f"{k}={v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, separators=(',', ':'))}"
+                for k, v in args.items() if k != main and v not in (None, "", [], {})]
+        call = " ".join(([args[main]] if main else []) + rest)
+    return _ABSOLUTE_PATH.sub(r"…/\1", call)
 
 
 _ANCHOR_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")

@@ -6,6 +6,10 @@ from pathlib import Path
 
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+os.environ.pop("LESSONWEAVER_DB", None)  # tests name their databases, or expect the default (test_project_db.py)
+# A temporary Prefect server per run, stopped with it, unless a test asks for the background one
+# (tests/test_prefect_server.py): no server outlives the tests.
+os.environ["LESSONWEAVER_PREFECT_IDLE"] = "0"
 
 import duckdb  # noqa: E402
 import pytest  # noqa: E402

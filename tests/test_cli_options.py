@@ -205,3 +205,27 @@ def test_render_redetect_and_audit_use_the_folder_the_runs_publish_in(tmp_path, 
     assert main(["audit", "--db", str(home / "lw.duckdb")]) == 0
     assert f"in {home / 'nightly'}/: clean" in capsys.readouterr().out
     assert list(elsewhere.iterdir()) == []
+
+
+def test_run_help_gives_examples_and_every_format_it_reads(capsys):
+    """`run --help` ends with examples (coding agents' sessions, a benchmark's results) and the names
+    --format takes, from the adapters themselves: a format added is listed, one removed is not."""
+    from lessonweaver.adapters import load_adapters
+
+    assert main(["run", "--help"]) == 0
+    out = capsys.readouterr().out
+    examples = out[out.index("\nexamples:\n"):out.index("\nformats (--format NAME")]
+    for example in ("lessonweaver run ~/.claude/projects/", "lessonweaver run ~/.codex/sessions/",
+                    "a benchmark's results", "--format tau2"):
+        assert example in examples, example
+    listed = out[out.index("\nformats (--format NAME"):].splitlines()[2:]
+    assert [line.split()[0] for line in listed] == sorted(a.format for a in load_adapters()) and len(listed) >= 10
+    assert all(len(line) <= 80 for line in examples.splitlines() + listed)  # as written, in 80 columns
+
+
+def test_the_command_list_ends_with_the_daily_loop(capsys):
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    loop = out[out.index("the daily loop:"):]
+    assert [line.split()[1] for line in loop.splitlines()[1:6]] == ["run", "review", "review", "review", "export"]
+    assert "$LESSONWEAVER_DB" in loop

@@ -337,3 +337,29 @@ def test_projects_that_differ_only_in_case_are_not_guessed_between(tmp_path, cap
     code, out, err = export(capsys, db, "--project", "SHOP")
     assert (code, out) == (2, "")
     assert err.strip() == "lessonweaver: error: --project SHOP: several projects differ from it only in case: Shop, shop"
+
+
+def test_project_keeps_the_rules_seen_in_several_projects(demo, tmp_path, capsys):
+    """A rule seen in several projects holds across repositories: `--project` of any project exports it,
+    beside that project's own rules, and not the rules of another single project."""
+    db = copy_db(demo, tmp_path / "lw.duckdb")
+    across, projects = query_db(db, "SELECT lesson_id, projects FROM lessons WHERE len(projects) > 1 "
+                                    "ORDER BY priority DESC, lesson_id LIMIT 1")[0]
+    assert main(["review", "--db", str(db), "accept", across]) == 0
+    own = dict(query_db(db, "SELECT lesson_id, projects[1] FROM lessons WHERE review = 'accepted' AND len(projects) = 1"))
+    assert own and not set(own.values()) & set(projects)
+    for project in [*projects, *own.values()]:
+        code, out, _ = export(capsys, db, "--project", project)
+        assert code == 0 and across in out, project
+        assert [lid for lid, p in own.items() if lid in out] == [lid for lid, p in own.items() if p == project], project
+
+
+def test_check_exits_1_when_a_rule_needs_a_person_though_the_file_is_up_to_date(demo, tmp_path, capsys):
+    db = copy_db(demo, tmp_path / "lw.duckdb")
+    path = tmp_path / "AGENTS.md"
+    (first, text), (second, _) = query_db(db, "SELECT lesson_id, lesson FROM lessons WHERE review = 'accepted' ORDER BY lesson_id")
+    assert main(["review", "--db", str(db), "edit", second, "--text", text]) == 0  # two rules say one thing
+    assert export(capsys, db, "--into", str(path))[0] == 0
+    code, out, err = export(capsys, db, "--into", str(path), "--check")
+    assert (code, out) == (1, "") and err.startswith(f"{path} is up to date\n")
+    assert f"{first}  NEEDS A PERSON" in err and "2 duplicated; 2 need a person" in err

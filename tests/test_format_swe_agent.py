@@ -6,6 +6,8 @@ What matters: the action an agent writes in its text (one fenced shell block, or
 bash tool call, the harness's observation after it is its result (failed at a non-zero return code or a
 time-out), the harness's templates (format errors) are no person, and `info.exit_status` is the outcome."""
 
+import json
+
 import pytest
 
 from conftest import REPO, SHARED, events_of, rows, stage
@@ -54,7 +56,7 @@ def test_an_action_in_the_text_is_a_bash_call_and_the_observation_its_result(con
     assert shown[0] == ("ok", "README.md\ninventory.py\ntest_inventory.py")  # the output, out of its wrapper
     assert shown[1][0] == "error"  # the failing test run: <returncode>1</returncode>
     assert shown[2] == ("error", "An error occurred while executing the co")  # the time-out: <exception>, rc -1
-    assert results  # every result is paired with the call before it
+    assert len(results) == len(calls) == 6  # every call has its result (the pairing itself: below)
     # the reply with no action is the harness's format error, a workflow step of the harness, no person
     [fmt] = [e for e in events if (e["content"] or "").startswith("Format error")]
     assert (fmt["type"], fmt["actor"]) == ("workflow_step", "harness")
@@ -104,3 +106,22 @@ def test_the_real_mini_swe_agent_runs():
     [counts] = rows(real, "SELECT count(*) FILTER (WHERE type = 'tool_call') AS calls, "
                           "count(*) FILTER (WHERE type = 'tool_result') AS results FROM events")
     assert counts["calls"] > 100 and counts["calls"] == counts["results"]
+
+
+def test_every_result_is_paired_with_the_call_before_it(con):
+    """In every trajectory each result names a call made before it and not yet answered (tool_call_id, by
+    which the facts pair them; a reply of several calls is answered in turn), of the same tool; every call
+    is answered once."""
+    for trace in rows(con, "SELECT trace_id, file FROM traces ORDER BY file"):
+        waiting: dict[str, str] = {}
+        for e in events_of(con, trace["trace_id"]):
+            if e["type"] not in ("tool_call", "tool_result"):
+                continue
+            ref = json.loads(e["metadata"] or "{}").get("tool_call_id")
+            where = (trace["file"].rsplit("/", 1)[-1], e["seq"], ref, dict(waiting))
+            if e["type"] == "tool_call":
+                assert ref and ref not in waiting, where
+                waiting[ref] = e["tool_name"]
+            else:
+                assert waiting.pop(ref, None) == e["tool_name"], where
+        assert waiting == {}, (trace["file"], waiting)

@@ -37,7 +37,7 @@ BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stab
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--host-resolver-rules=MAP * ~NOTFOUND")
-SECTIONS = ("summary", "review-first", "detector-chart", "find", "new-lessons", "lessons", "resolved-lessons", "traces",
+SECTIONS = ("review-first", "summary", "detector-chart", "find", "new-lessons", "lessons", "resolved-lessons", "traces",
             "kept-out")
 HOSTILE = '<script>console.error("xss")</script><img src=x onerror="console.error(1)"> read the ticket first'
 
@@ -295,25 +295,34 @@ def test_the_report_has_contents_an_index_by_detector_folded_cards_and_trace_tim
 
 
 def test_the_report_opens_with_the_lessons_to_review_first_within_a_laptops_first_screen(nights: Nights, tmp_path: Path):
-    """At 1280 x 800 the first screen holds the night's counts, the first lessons to decide on and the
-    contents that lead to the rest; those lessons are the new or regressed ones pending review, by priority."""
+    """At 1280 x 800 the first screen holds the contents and the first lessons to decide on, each with its
+    rule and how often it was seen, above the night's pipeline counts; those lessons are the new or
+    regressed ones pending review, by priority, and their titles show code as code, not as backticks."""
     seen = probe(nights.out / "lessons.html", tmp_path, 1280, """
         const bottom = e => e.getBoundingClientRect().bottom;
         const firsts = [...doc.querySelectorAll('#review-first li')];
         return {ids: firsts.map(li => li.querySelector('a').getAttribute('href').slice(8)),
-                first: bottom(firsts[0]), counts: bottom(doc.getElementById('count-new')),
+                rules: firsts.map(li => li.querySelector('p.rule').textContent),
+                seen: firsts.map(li => li.querySelector('.count').textContent),
+                titles: [...doc.querySelectorAll('#review-first li > a, article.lesson h3')].map(e => e.textContent),
+                coded: doc.querySelectorAll('#review-first li > a code, article.lesson h3 code').length,
+                first: bottom(firsts[0]), second: bottom(firsts[1]), counts: bottom(doc.getElementById('count-new')),
                 contents: bottom(doc.getElementById('contents')),
                 order: [...doc.querySelectorAll('main > section, body > section')].map(s => s.id)};""", height=800)
-    assert seen["first"] <= 800 and seen["counts"] <= 800 and seen["contents"] <= 800, seen
-    assert seen["order"][:3] == ["summary", "review-first", "detector-chart"]
+    assert seen["first"] <= 800 and seen["second"] <= 800 and seen["contents"] <= 800, seen
+    assert seen["counts"] > seen["first"], seen
+    assert seen["order"][:3] == ["review-first", "summary", "detector-chart"]
     con = store.connect(str(nights.db), read_only=True)
     try:
-        waiting = [r[0] for r in con.execute(
-            "SELECT lesson_id FROM lessons WHERE status IN ('new', 'regressed') AND review = 'pending' "
-            "ORDER BY priority DESC, occurrences DESC, last_seen DESC, lesson_id LIMIT 5").fetchall()]
+        waiting = con.execute(
+            "SELECT lesson_id, lesson, frequency FROM lessons WHERE status IN ('new', 'regressed') AND review = 'pending' "
+            "ORDER BY priority DESC, occurrences DESC, last_seen DESC, lesson_id LIMIT 5").fetchall()
+        titled = con.execute("SELECT count(*) FROM lessons WHERE title LIKE '%`%`%'").fetchall()[0][0]
     finally:
         con.close()
-    assert seen["ids"] == waiting and len(waiting) == 5
+    assert seen["ids"] == [r[0] for r in waiting] and len(waiting) == 5
+    assert seen["rules"] == [r[1].replace("`", "") for r in waiting] and seen["seen"] == [r[2] for r in waiting]
+    assert titled and seen["coded"] >= 1 and not any("`" in t for t in seen["titles"]), seen["titles"]
 
 
 @pytest.mark.slow

@@ -62,6 +62,11 @@ def test_an_agent_lists_the_tools_and_finds_the_lessons_of_its_project(served):
     assert shown["lesson_id"] == ids["orbital-notes"] and shown["evidence"] and shown["lesson"]
     assert shown["history"] and shown["history"][0]["night"] == "2026-11-29"
     assert "no lesson 'Lnothere'" in missing["error"]
+    # file= and limit reach the search (what each lets through: tests/test_serve.py)
+    _, (none, one, wrong) = call(db, ("search_lessons", {"file": "no_such.py"}), ("search_lessons", {"limit": 1}),
+                                 ("lessons_for_path", {"path": "/x", "limit": 0}))
+    assert none["count"] == 0 and one["count"] == 1
+    assert wrong == {"error": "limit must be between 1 and 50, not 0"}
 
 
 def test_search_by_words_and_tool_and_pending_lessons_only_when_asked(served):
@@ -85,9 +90,11 @@ def test_an_answer_holding_a_quarantined_id_is_withheld(served, tmp_path: Path):
     quarantined = query_db(db, "SELECT trace_id FROM quarantine WHERE length(trace_id) >= 6 ORDER BY 1 LIMIT 1")[0][0]
     assert main(["review", "--db", str(db), "edit", ids["orbital-notes"], "--text",
                  f"Run the tests before approving, as in {quarantined}."]) == 0
-    _, (shown, other) = call(db, ("show_lesson", {"lesson_id": ids["orbital-notes"]}),
-                             ("show_lesson", {"lesson_id": ids["support-bot"]}))
-    assert shown == {"error": "the answer was withheld: the audit found quarantined trace id"}
+    _, (shown, searched, here, other) = call(
+        db, ("show_lesson", {"lesson_id": ids["orbital-notes"]}), ("search_lessons", {"project": "orbital-notes"}),
+        ("lessons_for_path", {"path": "/home/dev/orbital-notes/src"}), ("show_lesson", {"lesson_id": ids["support-bot"]}))
+    withheld = {"error": "the answer was withheld: the audit found quarantined trace id"}
+    assert shown == withheld and searched == withheld and here == withheld  # every tool's answer is audited
     assert other["lesson_id"] == ids["support-bot"]
 
 

@@ -22,10 +22,28 @@ def test_md_inline_neutralises_links_images_html_and_newlines():
 def test_md_inline_escapes_only_what_markdown_reads():
     """Code spans stay code, words keep their underscores and paths their brackets; emphasis is escaped."""
     assert md_inline("When `apply_patch` fails with 'Failed to find expected lines in <PATH>:'") == (
-        "When `apply_patch` fails with 'Failed to find expected lines in &lt;PATH>:'")
+        "When `apply_patch` fails with 'Failed to find expected lines in `<PATH>`:'")
     assert md_inline("run_tests failed (exit code 2) in {a, b}") == "run_tests failed (exit code 2) in {a, b}"
     assert md_inline("*bold* _it_ a | b ~~gone~~ C:\\dir\\x") == "\\*bold\\* \\_it\\_ a \\| b \\~\\~gone\\~\\~ C:\\dir\\x"
     assert md_inline("an odd ` backtick") == "an odd \\` backtick"
+
+
+def test_a_mask_reads_as_itself_in_markdown_raw_and_rendered():
+    """`<PATH>` as a code span of its own (a bare one is an HTML tag a renderer drops; `&lt;PATH>` is what
+    a reader of the raw file would see); escaped where it touches a code span, which its backticks would
+    lengthen; other tags stay inert."""
+    assert md_inline("The file <PATH> was updated; see <URL> or <API_KEY>") == (
+        "The file `<PATH>` was updated; see `<URL>` or `<API_KEY>`")
+    assert md_inline("x `a`<PATH>`b` y <PATH>") == "x `a`\\<PATH>`b` y `<PATH>`"
+    assert md_inline("an odd ` at <HOST>") == "an odd \\` at `<HOST>`"
+    assert md_inline("<div> and <Path>") == "&lt;div> and &lt;Path>"
+
+
+def test_html_inline_shows_code_spans_as_code_and_escapes_the_rest():
+    assert str(render.html_inline("`pytest` kept failing at <PATH> & `x`")) == (
+        "<code>pytest</code> kept failing at &lt;PATH&gt; &amp; <code>x</code>")
+    assert str(render.html_inline("an odd ` <b>")) == "an odd ` &lt;b&gt;"
+    assert str(render.html_inline("`<script>`")) == "<code>&lt;script&gt;</code>"
 
 
 def test_user_template_folder_overrides_and_adds(tmp_path: Path):

@@ -60,7 +60,7 @@ def test_several_lessons_are_decided_at_once_or_not_at_all(demo_db: Path, tmp_pa
     assert code == 0 and out == f"{refund}: accepted\n{ci}: accepted\n"
     # both keep the generated wording: stderr says so, with the command that changes it
     assert err.splitlines() == [f"lessonweaver: {lid} is accepted with the generated text; to put it in your own "
-                                f"words: lessonweaver review edit {lid} --text '...'" for lid in (refund, ci)]
+                                f"words: lessonweaver review edit {lid} --text '...' --db {db}" for lid in (refund, ci)]
     code, out, err = cli(capsys, "review", "--db", str(db), "accept", ci, "--text", "Run the CI job locally first.")
     assert (code, out, err) == (0, f"{ci}: accepted (text edited)\n", "")
     code, out, err = cli(capsys, "review", "--db", str(db), "accept", ci)  # the person's text stays: no hint

@@ -69,3 +69,26 @@ def test_each_rule_is_still_seen_quiet_regressed_or_duplicated(tmp_path: Path, c
     assert main(["review", "--db", str(db), "edit", ids["B"], "--text", "Check a figure against its source before quoting it."]) == 0
     assert main(["export", "--db", str(db), "--into", str(agents), "--check"]) == 1
     assert "would change (nothing written)" in capsys.readouterr().err
+
+
+# Word sets at the duplicate threshold (0.8 Jaccard, sql/rules/health.sql): A and B share 12 of their 15
+# words (0.8: duplicates); C and D share 11 of their 14 (0.786: not).
+NEAR = {"A": "Quote refund windows only from the current policy page for that store",
+        "B": "Quote refund windows only from the current policy page for that store and cite it",
+        "C": "Greet each customer by name in your very first reply line",
+        "D": "Greet each customer by name in your very first reply line please always do"}
+
+
+def test_two_rules_are_one_from_a_word_overlap_of_four_fifths(tmp_path: Path, capsys):
+    db = tmp_path / "lw.duckdb"
+    night(tmp_path, db, "2026-11-01", "ABCD")
+    ids = {c: lesson(db, c) for c in "ABCD"}
+    assert main(["review", "--db", str(db), "accept", *ids.values()]) == 0
+    for cause, text in NEAR.items():
+        assert main(["review", "--db", str(db), "edit", ids[cause], "--text", text]) == 0
+    capsys.readouterr()
+    assert main(["rules", "--db", str(db)]) == 1
+    lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
+    assert f"duplicated by {ids['B']}" in lines[ids["A"]] and f"duplicated by {ids['A']}" in lines[ids["B"]]
+    assert "duplicated" not in lines[ids["C"]] and "duplicated" not in lines[ids["D"]]
+    assert "4 exported rules: 4 quiet, 0 still seen, 0 regressed, 2 duplicated; 2 need a person" in lines["4"]

@@ -29,6 +29,17 @@ def demo(tmp_path_factory) -> Path:
          "events": steps},
         *({"trace_id": t, "source": "show-test", "task": "Say hello", "outcome": "success",
            "events": [{"id": "e1", "type": "final_answer", "content": "Hello."}]} for t in ("pfx-1", "pfx-10")),
+        {"trace_id": "calls-1", "source": "show-test", "task": "Fix the rounding", "outcome": "success", "events": [
+            {"id": "e1", "type": "user_message", "content": "Fix the rounding."},
+            {"id": "e2", "type": "tool_call", "tool_name": "bash", "content": "",
+             "metadata": {"arguments": {"command": "pytest -q tests/test_money.py"}}},
+            {"id": "e3", "type": "tool_call", "tool_name": "read_file", "content": "",
+             "metadata": {"arguments": {"path": "/home/dev/ledger/money.py", "limit": 40}}},
+            {"id": "e4", "type": "tool_call", "tool_name": "search_docs", "content": "",
+             "metadata": {"arguments": {"max_results": 5, "query": "rounding half up"}}},
+            {"id": "e5", "type": "tool_call", "tool_name": "bash", "content": "",
+             "metadata": {"arguments": {"command": ["bash", "-lc", "echo" + " step" * 60]}}},
+            {"id": "e6", "type": "final_answer", "content": "Fixed."}]},
         {"trace_id": "esc-1", "source": "show-test", "task": "Say hello", "outcome": "success",
          "events": [{"id": "e1", "type": "final_answer", "content": "Hello \u001b[2J\u001b[31mthere\u0007"}]},
     ])
@@ -38,8 +49,8 @@ def demo(tmp_path_factory) -> Path:
     return db
 
 
-def show(capsys, db: Path, trace: str) -> tuple[int, list[str], str]:
-    code = main(["show", trace, "--db", str(db)])
+def show(capsys, db: Path, trace: str, *options: str) -> tuple[int, list[str], str]:
+    code = main(["show", trace, "--db", str(db), *options])
     out = capsys.readouterr()
     return code, out.out.splitlines(), out.err
 
@@ -97,6 +108,43 @@ def test_a_long_trace_is_shown_whole_and_its_text_scrubbed(demo: Path, capsys):
     text = "\n".join(lines)
     assert "<URL>" in text and "<PATH>" in text
     assert "ci.example.com" not in text and "/home/dev" not in text
+
+
+def events_of(lines: list[str]) -> dict[int, str]:
+    """The event lines of a timeline by seq: their content column on."""
+    head = next(line for line in lines if line.strip().startswith("seq"))
+    at = head.index("content")
+    return {int(m[1]): line[at:] for line in lines if (m := re.match(r"[> ] +(\d+)  ", line))}
+
+
+def test_a_tool_call_shows_what_it_ran_the_file_and_the_query(demo: Path, capsys):
+    code, lines, _ = show(capsys, demo, "calls-1")
+    events = events_of(lines)
+    assert code == 0 and events[2] == "bash: pytest -q tests/test_money.py"
+    assert events[3] == "read_file: …/money.py limit=40"  # the file's name; the folders above it are no one's business
+    assert events[4] == "search_docs: rounding half up max_results=5"  # the query first, whatever the order
+    assert events[5].startswith("bash: echo step step") and events[5].endswith("…") and len(events[5]) == 100
+    assert "/home/dev" not in "\n".join(lines)
+    _, lines, _ = show(capsys, demo, "calls-1", "--width", "30")
+    assert events_of(lines)[5] == "bash: echo step step step ste…"  # 30 characters
+
+
+def test_limit_shows_the_events_detections_point_to_first(demo: Path, capsys):
+    code, lines, _ = show(capsys, demo, "long-0001", "--limit", "5")
+    assert code == 0 and sorted(events_of(lines)) == [68, 69, 70, 71, 72]  # the correction, and two on each side
+    assert [line.strip() for line in lines if "left out" in line] == ["... 67 events left out", "... 8 events left out"]
+
+
+def test_around_shows_the_events_nearest_to_one(demo: Path, capsys):
+    _, lines, _ = show(capsys, demo, "long-0001", "--around", "20")
+    assert sorted(events_of(lines)) == list(range(10, 31))
+    assert "event 70 (not shown): human_correction (high, lesson L" in "\n".join(lines)  # still named
+    _, lines, _ = show(capsys, demo, "long-0001", "--around", "1", "--limit", "3")
+    assert sorted(events_of(lines)) == [1, 2, 3]
+    _, lines, _ = show(capsys, demo, "long-0001", "--around", f"{LONG}", "--limit", "2")
+    assert sorted(events_of(lines)) == [LONG - 1, LONG]
+    assert show(capsys, demo, "long-0001", "--around", "81") == (
+        2, [], f"lessonweaver: error: trace long-0001 has {LONG} events (seq 1 to {LONG}): --around 81 is past its end\n")
 
 
 def test_a_unique_start_of_an_id_names_the_trace_and_an_exact_id_wins(demo: Path, capsys):
