@@ -36,7 +36,6 @@ from pathlib import Path
 
 import duckdb
 
-from lessonweaver import privacy
 from lessonweaver.adapters import load_adapters
 from lessonweaver.errors import safe_error
 from lessonweaver.packs import find_packs
@@ -210,6 +209,10 @@ def detect(con: duckdb.DuckDBPyConnection, detectors: list[Detector], into: str 
     """Run every detector over the traces and events the connection sees (a batch's staged ones, or a
     database's stored ones for redetect) into the table `into`, made afresh; returns {detector id: error}
     for those that failed, which leave no rows."""
+    # here, not at the top: review, export and show read detector files, and need not load the scan's
+    # validators (phonenumbers, stdnum) that privacy brings
+    from lessonweaver import privacy
+
     con.execute(DETECTIONS_TABLE.format(kind="TEMP" if temporary else "", table=into))
     execute(con, "facts/exposures.sql")
     privacy.exposures_of_kept(con)

@@ -32,8 +32,8 @@ def _planted(traces: int, seed: int, mix: dict[str, float], max_words: int) -> d
     rng = random.Random(seed)
     lengths = tuple(n for n in generate.LENGTHS if n <= max_words)
     formats = sorted(mix)
-    planted: dict[str, dict[str, set[str]]] = {f: {"all": set(), "sensitive": set(), **{s: set() for s in SIGNALS.values()}}
-                                               for f in formats}
+    planted: dict[str, dict[str, set[str]]] = {
+        f: {"all": set(), "sensitive": set(), "secret": set(), **{s: set() for s in SIGNALS.values()}} for f in formats}
     for i in range(traces):
         t = generate.trace(rng, i, lengths)
         fmt = rng.choices(formats, weights=[mix[f] for f in formats])[0]
@@ -41,9 +41,11 @@ def _planted(traces: int, seed: int, mix: dict[str, float], max_words: int) -> d
         content = " ".join(e.get("content", "") for e in t["events"])
         tid = f"be{i:030x}" if fmt == "otlp" else t["trace_id"]  # an OTLP trace id is 32 hex digits
         planted[fmt]["all"].add(tid)
-        if t["metadata"].get("contains_pii") or generate.FAKE_SECRET in content:
+        if t["metadata"].get("contains_pii"):  # tagged by its producer: quarantined whole
             planted[fmt]["sensitive"].add(tid)
             continue
+        if generate.FAKE_SECRET in content:  # an untagged secret: redacted in place, the trace kept
+            planted[fmt]["secret"].add(tid)
         if "human_correction" in types:
             planted[fmt]["correction"].add(tid)
         if "evaluation_result" in types:
@@ -69,6 +71,8 @@ def test_every_format_loads_whole_and_the_detectors_find_exactly_what_was_plante
     planted = _planted(traces, seed, MIX, max_words=16)
     quarantined = {r["trace_id"] for r in rows(con, "SELECT trace_id FROM quarantine")}
     assert quarantined == set().union(*(p["sensitive"] for p in planted.values()))
+    redacted = {r["trace_id"] for r in rows(con, "SELECT trace_id FROM traces WHERE redacted IS NOT NULL")}
+    assert redacted == set().union(*(p["secret"] for p in planted.values())) != set()
     for fmt, want in planted.items():
         loaded = {r["trace_id"] for r in rows(con, "SELECT trace_id FROM traces WHERE format = ?", [fmt])}
         assert loaded == want["all"] - want["sensitive"], fmt
