@@ -89,9 +89,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     if len(empty) == len(settings.paths):
         _nothing_to_read(empty, settings.db)
     store.check(settings.db)  # a foreign file or a run in progress, caught before Prefect starts
-    if args.no_prefect:
-        from lessonweaver import pipeline
+    from lessonweaver import pipeline
 
+    in_process = args.no_prefect or pipeline.nothing_to_read(settings)
+    if in_process:
         with watched(args.quiet, in_process=True):
             run = pipeline.run_local(settings)
     else:
@@ -102,9 +103,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         nightly = load_flow(NIGHTLY_FLOW)  # Prefect sets up its loggers as it loads: the bar joins them after
         with prefect_server.api(None if args.quiet else _note) as server, watched(args.quiet, in_process=False):
             run = nightly(**given)
-    print(format_summary(run, STATUSES, "in-process" if args.no_prefect else "in the flow"))
-    if not args.no_prefect:
+    print(format_summary(run, STATUSES, "in-process" if in_process else "in the flow"))
+    if not in_process:
         print(f"prefect:    {server.describe(prefect_server.idle_seconds())}")
+    elif not args.no_prefect:
+        print("prefect:    not started: nothing new to read, so the run was recorded in-process")
     _warn_stale(run)
     for path in run.empty_inputs:
         print(f"lessonweaver: warning: {no_traces([path])}", file=sys.stderr)

@@ -21,6 +21,8 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
+import duckdb
+
 from lessonweaver import (adapters, audit, detectors, discover, eventstore, fingerprint, forget, lessons, privacy,
                           progress, queries, regrain, render, store, versions)
 from lessonweaver.batch import BatchResult, run_batch, split_traces
@@ -247,6 +249,31 @@ def nothing_new(settings: Settings, run: RunSummary) -> RunSummary | None:
         run.finished_at = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
         store.record_run(con, run)
         return run
+    finally:
+        con.close()
+
+
+def nothing_to_read(settings: Settings) -> bool:
+    """Whether a run would find no new or changed file over lessons and reports made from what is stored
+    (what `nothing_new` tells inside a run), checked without writing anything. The CLI then runs in this
+    process: a run that only records itself need not pay for starting Prefect. False on any doubt."""
+    if not os.path.exists(settings.db):
+        return False
+    files, _unread = discover.scan(list(settings.paths))
+    try:
+        con = store.connect(settings.db, read_only=True)
+    except store.StoreError:
+        return False
+    try:
+        seen, _hashes = store.ingested(con)
+        if not files or any((f.path, f.size, f.mtime) not in seen for f in files):
+            return False
+        settings = replace(settings, tenant_salt=store.tenant_salt(con, settings.tenant_salt, create=False))
+        night = parse_night(settings.night) if settings.night else dt.datetime.now(dt.timezone.utc).date()
+        found = detectors.load_detectors(settings.detector_dirs)
+        return store.setting(con, fingerprint.KEY) == _fingerprint(con, settings, night, found)
+    except duckdb.Error:  # a database of an older schema, say: the run itself will bring it up to date
+        return False
     finally:
         con.close()
 

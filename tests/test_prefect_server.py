@@ -29,9 +29,9 @@ def env(home: Path, idle: str) -> dict[str, str]:
     return found
 
 
-def run(tmp_path: Path, home: Path, idle: str) -> subprocess.CompletedProcess:
+def run(tmp_path: Path, home: Path, idle: str, given: Path = INPUT) -> subprocess.CompletedProcess:
     exe = Path(sys.executable).with_name("lessonweaver")
-    return subprocess.run([str(exe), "run", str(INPUT), "--db", str(tmp_path / "lw.duckdb"), "--out",
+    return subprocess.run([str(exe), "run", str(given), "--db", str(tmp_path / "lw.duckdb"), "--out",
                            str(tmp_path / "reports"), "-q"], capture_output=True, text=True, timeout=600,
                           env=env(home, idle))
 
@@ -88,20 +88,34 @@ def home(tmp_path: Path):
 
 @pytest.mark.slow
 def test_the_first_run_starts_the_server_and_the_next_reuses_it(tmp_path: Path, home: Path):
-    first = prefect_line(run(tmp_path, home, "600"))
+    given = Path(shutil.copytree(INPUT, tmp_path / "input"))
+    first = prefect_line(run(tmp_path, home, "600", given))
     m = re.fullmatch(r"prefect: +start-up [\d.]+ s: a background server started at (http://127\.0\.0\.1:\d+/api); "
                      r"later runs reuse it \(it stops after 10 min unused; LESSONWEAVER_PREFECT_IDLE\)", first)
     assert m, first
     url = m[1]
     state = json.loads((home / "lessonweaver-server.json").read_text())
     assert state["url"] == url and alive(state["pid"]) and answers(url)  # it outlived the run
-    again = run(tmp_path, home, "600")
+    touched = next(p for p in given.rglob("*") if p.is_file())
+    os.utime(touched, (time.time(), time.time() + 5))  # a file to read again: the run is a flow again
+    again = run(tmp_path, home, "600", given)
     assert re.fullmatch(rf"prefect: +start-up [\d.]+ s: the background server at {re.escape(url)}, already running",
                         prefect_line(again)), again.stdout
-    assert "nothing new" in again.stdout
     assert flow_runs(url) == 2  # both runs are flow runs in its history
     os.kill(state["pid"], signal.SIGTERM)
     assert gone(home, state), "SIGTERM did not stop the server"
+
+
+def test_a_run_with_nothing_to_read_does_not_start_prefect(tmp_path: Path, home: Path):
+    """Nothing new under the inputs, over lessons and reports made from what is stored: the run is recorded
+    in this process, and Prefect is neither started nor loaded (no home of its own is made)."""
+    exe = Path(sys.executable).with_name("lessonweaver")
+    subprocess.run([str(exe), "run", str(INPUT), "--db", str(tmp_path / "lw.duckdb"), "--out", str(tmp_path / "reports"),
+                    "-q", "--no-prefect"], check=True, capture_output=True, env=env(home, "600"))
+    done = run(tmp_path, home, "600")
+    assert prefect_line(done) == "prefect:    not started: nothing new to read, so the run was recorded in-process"
+    assert "nothing new" in done.stdout and "in-process" in done.stdout
+    assert not home.exists()
 
 
 @pytest.mark.slow
@@ -109,7 +123,8 @@ def test_an_unused_server_stops_itself(tmp_path: Path, home: Path):
     prefect_line(run(tmp_path, home, "3"))
     state = json.loads((home / "lessonweaver-server.json").read_text())
     assert gone(home, state), "the server outlived its idle time"
-    assert "a background server started" in prefect_line(run(tmp_path, home, "3"))  # the next run starts one again
+    # the next run with something to read starts one again
+    assert "a background server started" in prefect_line(run(tmp_path / "next", home, "3"))
 
 
 def test_a_wrong_idle_time_is_one_line_before_prefect_loads(tmp_path: Path, home: Path):
