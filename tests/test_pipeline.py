@@ -159,11 +159,13 @@ def test_console_script_subprocess(inputs: Path, tmp_path: Path):
     db = tmp_path / "lw.duckdb"
     done = subprocess.run([str(exe), "run", str(inputs), "--db", str(db), "--out", str(tmp_path / "out")],
                           capture_output=True, text=True, timeout=300, cwd=REPO,
-                          env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PREFECT_HOME": str(tmp_path / "ph")})
+                          env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PREFECT_HOME": str(tmp_path / "ph"),
+                               "LESSONWEAVER_PREFECT_IDLE": "0"})
     assert done.returncode == 0, done.stderr
     assert "lessons:    2 (2 first seen in this run)" in done.stdout
     assert MARKER not in done.stdout + done.stderr
     assert query_db(db, "SELECT count(*) FROM traces") == [(8,)]
+    assert not (tmp_path / "ph" / "lessonweaver-server.json").exists()  # no server left running after the test
 
 
 def test_the_summary_names_what_was_not_understood(prefect_server, tmp_path: Path, capsys):
