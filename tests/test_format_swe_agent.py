@@ -125,3 +125,25 @@ def test_every_result_is_paired_with_the_call_before_it(con):
             else:
                 assert waiting.pop(ref, None) == e["tool_name"], where
         assert waiting == {}, (trace["file"], waiting)
+
+
+def test_swe_agent_1_has_no_person_and_skips_its_demonstrations(tmp_path):
+    """SWE-agent 1.x writes only its templates in the user role (agents.py), and puts demonstrations in the
+    history marked `is_demo`: an example run, not this one. A user-role entry whose words read like a
+    person's is still the harness's, and a demonstration's action is no call of this run."""
+    doc = json.loads((FIXTURES / "sweagent" / "shelfcount-restock-thought_action.traj").read_text())
+    demo = [{"role": "user", "content": "No, that is wrong: fix the parser in the other module instead.",
+             "agent": "main", "message_type": "demonstration", "is_demo": True},
+            {"role": "assistant", "content": "DISCUSSION\nAn example.\n\n```\nrm -rf demo_only_dir\n```\n",
+             "thought": "An example.", "action": "rm -rf demo_only_dir", "agent": "main",
+             "message_type": "action", "is_demo": True}]
+    said = {"role": "user", "content": "No, that is wrong: you changed the wrong file, revert it.",
+            "agent": "main", "message_type": "observation"}
+    doc["history"] = doc["history"][:1] + demo + doc["history"][1:3] + [said] + doc["history"][3:]
+    (tmp_path / "run.traj").write_text(json.dumps(doc))
+    con = stage([tmp_path])
+    found = rows(con, "SELECT type, actor, content FROM events ORDER BY seq")
+    assert not [e for e in found if "demo_only_dir" in (e["content"] or "") or "other module" in (e["content"] or "")]
+    assert {e["type"] for e in found if "changed the wrong file" in (e["content"] or "")} == {"workflow_step"}
+    assert not [e for e in found if e["type"] in ("user_message", "human_correction")]
+    assert rows(con, "SELECT count(*) AS n FROM detections WHERE detector = 'human_correction'") == [{"n": 0}]

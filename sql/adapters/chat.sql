@@ -23,8 +23,13 @@
 --     human (an interruption, `extra.interrupt_type` UserInterruption; a new task, UserNewTask; commands
 --     rejected with their words, UserRejection, a human_correction; a command run in human mode); exit =
 --     harness (how the run ended); assistant = agent.
---   SWE-agent 1.x `.traj` (`history` with `message_type`, `replay_config`): read as before, by the fallback
---     below (SWE-agent 0.x files are `swe_agent0`'s).
+--   SWE-agent 1.x `.traj` (`history` with `message_type`, `replay_config`; SWE-agent/SWE-agent
+--     sweagent/agent/agents.py: DefaultAgent.setup, _add_demonstration_to_history,
+--     _add_templated_messages_to_history, add_step_to_history): no person takes part. user = harness (the
+--     instance template with the task, the next-step template around each observation); demonstrations
+--     (`is_demo`) are not part of the run and are skipped; tool = tool (an observation answering a function
+--     call); assistant = agent (a person who plays the model through its HumanModel writes there too, as
+--     the agent). SWE-agent 0.x files are `swe_agent0`'s.
 --   Other chat transcripts (OpenAI messages, Anthropic content blocks) of unknown origin: user = human
 --     (actor NULL: as the type says), or harness where the text is an agent framework's template
 --     (lw_harness_text, the fallback for producers that do not say); assistant = agent; tool = tool.
@@ -178,7 +183,9 @@ WITH own AS (
                           THEN 'said' END END AS person
     -- a message's text, worked out once: every use below reads it
     FROM (SELECT c.*, lw_content_text(c.m.content) AS content_text, u.producer
-          FROM chat_messages c ANTI JOIN chat_problems USING (file_id, record) JOIN chat_units u USING (file_id, unit))
+          FROM chat_messages c ANTI JOIN chat_problems USING (file_id, record) JOIN chat_units u USING (file_id, unit)
+          -- SWE-agent's demonstrations: an example run in the history, not this run
+          WHERE NOT (u.producer = 'swe-agent' AND coalesce(TRY_CAST(c.msg->>'is_demo' AS BOOLEAN), false)))
 ),
 ok AS (
     -- each message with what its neighbours are (small values only: the messages themselves stay put)
@@ -205,14 +212,13 @@ SELECT file_id, unit, record, pos, 0 AS sub, lower(m.role) AS role,
             WHEN lower(m.role) IN ('user', 'human') THEN
                  CASE WHEN producer = 'tau-bench' THEN 'user_message'  -- the customer
                       -- the harness's user role: the task statement, observations, templates
-                      WHEN producer = 'openhands' THEN 'workflow_step'
+                      WHEN producer IN ('openhands', 'swe-agent') THEN 'workflow_step'
                       WHEN producer = 'mini-swe-agent' THEN CASE person WHEN 'rejection' THEN 'human_correction'
                                                                         WHEN 'interruption' THEN 'user_message'
                                                                         WHEN 'said' THEN 'user_message'
                                                                         ELSE 'workflow_step' END
-                      -- of unknown origin (and SWE-agent's history, read as before): an agent framework's
-                      -- template in the user's place (an observation, a format error, a continue notice) is
-                      -- a step of the harness, the rest a person's
+                      -- of unknown origin: an agent framework's template in the user's place (an observation,
+                      -- a format error, a continue notice) is a step of the harness, the rest a person's
                       WHEN lw_harness_text(content_text) THEN 'workflow_step'
                       ELSE 'user_message' END
             WHEN lower(m.role) IN ('assistant', 'ai', 'model', 'bot') THEN 'assistant_message'
@@ -293,7 +299,8 @@ SELECT u.trace_id, 'chat',
        (SELECT lw_clip(arg_min(e.text, e.seq), 300) FROM chat_events e
         WHERE e.file_id = u.file_id AND e.unit = u.unit
           AND (e.kind = 'user_message'
-               OR (u.producer IN ('openhands', 'mini-swe-agent') AND e.kind = 'workflow_step' AND e.raw_role IN ('user', 'human')))),
+               OR (u.producer IN ('openhands', 'mini-swe-agent', 'swe-agent') AND e.kind = 'workflow_step'
+                   AND e.raw_role IN ('user', 'human')))),
        CASE WHEN u.shape = 'tau' AND json_exists(u.doc, '$.reward')
             THEN CASE WHEN try_cast(u.doc->>'reward' AS DOUBLE) >= 1 THEN 'success' ELSE 'failed' END
             -- mini-swe-agent and SWE-agent: how the run ended (Submitted, LimitsExceeded, exit_cost...)
