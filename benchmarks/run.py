@@ -11,7 +11,7 @@ invocation, each --repeat times, reporting medians:
              format's columns are typed explicitly (type detection with union_by_name is 2-4x slower and
              would hide how far a run is from the limit); other formats are read with union_by_name;
   full run   `lessonweaver run` as a subprocess into a fresh database, start-up included: wall seconds,
-             the flow's per-stage seconds (its summary's "time:" line) and peak memory;
+             the flow's per-stage seconds (its summary's "time:" line), CPU seconds and peak memory;
   baseline   benchmarks/baseline.py (json module, a loop per trace) over the lessonweaver-format files.
 Progress goes to stderr, the report to stdout. --sizes measures the full run and the bare scan at several
 corpus sizes made of files of the same size (--traces-per-file), to show whether memory stays flat as the
@@ -205,7 +205,7 @@ def full_run(paths: list[str], workdir: Path, extra_args: list[str], keep: bool 
     stdout = (workdir / "stdout").read_text()
     if child.returncode != 0:
         raise RuntimeError(f"lessonweaver run failed ({child.returncode}): {(workdir / 'stderr').read_text()[-2000:]}")
-    result = {"wall": wall, "maxrss_mb": usage.ru_maxrss / 1024, "tree_peak_mb": sampler.peak_sum / 2**20,
+    result = {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "maxrss_mb": usage.ru_maxrss / 1024, "tree_peak_mb": sampler.peak_sum / 2**20,
               "main_peak_mb": sampler.peak_main / 2**20, **parse_summary(stdout)}
     con = duckdb.connect(str(workdir / "bench.duckdb"), read_only=True)
     try:
@@ -363,6 +363,8 @@ def report(r: dict, repeat: int) -> str:
          f"   (runs: {fmt_list([x['wall'] for x in runs])})"),
         "    stages    " + ", ".join(f"{k} {v:.1f}" for k, v in stages.items())
         + f" = {flow:.1f} s in the flow; {wall - flow:.1f} s start-up and exit (Python, Prefect's temporary server)",
+        (f"  CPU         {median([x['cpu'] for x in runs]):7.2f} s   user and system time of lessonweaver and the children"
+         " it reaped (DuckDB's threads, its workers, Prefect's temporary server)"),
         (f"  peak RSS    {median([x['maxrss_mb'] for x in runs]):7.0f} MB  largest process (wait4 ru_maxrss of lessonweaver,"
          " including the Prefect server it reaped)"),
         f"              {median([x['main_peak_mb'] for x in runs]):7.0f} MB  lessonweaver process, sampled every 0.2 s",
