@@ -438,19 +438,24 @@ def test_tags_and_tenant_keys_spelt_with_escapes_in_event_metadata_still_count(t
     assert metas[1] == '{"tool":"x"}'
 
 
+def _printed_by_the_agent(key: str) -> list[dict]:
+    """Two sessions in which `gh auth token` printed `key`: the agent's act, not the person's."""
+    return [{"trace_id": f"leaky-{n}", "source": "coder", "task": "Debug the deploy", "outcome": "success",
+             "metadata": {"cwd": "/home/dev/deployer"},
+             "events": [{"id": "e1", "type": "user_message", "content": "Why does the deploy fail?"},
+                        {"id": "e2", "type": "tool_call", "content": "Bash", "status": "success",
+                         "metadata": {"arguments": {"command": "gh auth token"}}},
+                        {"id": "e3", "type": "tool_result", "content": key, "status": "success"},
+                        {"id": "e4", "type": "final_answer", "content": "The token is valid; the runner lacks it."}]}
+            for n in (1, 2)]
+
+
 def test_a_secret_the_agent_printed_is_a_lesson_on_its_kept_trace(prefect_server, tmp_path: Path, capsys):
     """Secrets redacted (the default): the trace is kept with a marker in place of the key; the finding names
     the trace and the event, never the value; the audit finds nothing; an export carries no marker's hash;
     forgetting the trace takes its finding too."""
     key = CODING_SECRETS["shell"].split("\n")[1]
-    traces = [{"trace_id": f"leaky-{n}", "source": "coder", "task": "Debug the deploy", "outcome": "success",
-               "metadata": {"cwd": "/home/dev/deployer"},
-               "events": [{"id": "e1", "type": "user_message", "content": "Why does the deploy fail?"},
-                          {"id": "e2", "type": "tool_call", "content": "Bash", "status": "success",
-                           "metadata": {"arguments": {"command": "gh auth token"}}},
-                          {"id": "e3", "type": "tool_result", "content": key, "status": "success"},
-                          {"id": "e4", "type": "final_answer", "content": "The token is valid; the runner lacks it."}]}
-              for n in (1, 2)]
+    traces = _printed_by_the_agent(key)
     db, out = tmp_path / "lw.duckdb", tmp_path / "reports"
     run = nightly(paths=[str(write_traces(tmp_path / "in", "s.jsonl", traces))], db=str(db), out=str(out))
     assert run.traces_quarantined == 0 and run.traces_redacted == 2 and run.status == "completed"
@@ -490,14 +495,7 @@ def test_a_secret_the_agent_printed_is_a_lesson_while_its_trace_stays_quarantine
     """Secrets quarantined: the finding is stored under a sealed key: the lesson, the report and the audit
     never meet the trace's id or the value; forgetting the trace takes its finding too."""
     key = CODING_SECRETS["shell"].split("\n")[1]
-    traces = [{"trace_id": f"leaky-{n}", "source": "coder", "task": "Debug the deploy", "outcome": "success",
-               "metadata": {"cwd": "/home/dev/deployer"},
-               "events": [{"id": "e1", "type": "user_message", "content": "Why does the deploy fail?"},
-                          {"id": "e2", "type": "tool_call", "content": "Bash", "status": "success",
-                           "metadata": {"arguments": {"command": "gh auth token"}}},
-                          {"id": "e3", "type": "tool_result", "content": key, "status": "success"},
-                          {"id": "e4", "type": "final_answer", "content": "The token is valid; the runner lacks it."}]}
-              for n in (1, 2)]
+    traces = _printed_by_the_agent(key)
     db, out = tmp_path / "lw.duckdb", tmp_path / "reports"
     run = nightly(paths=[str(write_traces(tmp_path / "in", "s.jsonl", traces))], db=str(db), out=str(out),
                   secrets="quarantine")
