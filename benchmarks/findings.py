@@ -37,11 +37,10 @@ SKIP = ("lessons-gold",)
 
 # A trace by its content (the hash the load keeps), not by its id: ids of traces without one of their own
 # are hashes of their file's path, and sealed ids are salted per database (those go by their file). A trace
-# whose secrets were redacted goes by its file and line too: its content holds markers, whose hashes are
-# salted per database; and every text goes without a marker's hash (`unmarked`).
+# whose secrets were redacted hashes its markers without their salted hashes (sql/stage/outputs.sql), and every
+# text here goes without a marker's hash too (`unmarked`).
 DETECTIONS = """
-    SELECT coalesce(CASE WHEN len(coalesce(t.redacted, [])) = 0 THEN t.content_hash END,
-                    replace(replace(coalesce(t.file || ':' || t.line, s.file), $folder, ''), $work, ''), d.trace_id),
+    SELECT coalesce(t.content_hash, replace(replace(s.file, $folder, ''), $work, ''), d.trace_id),
            coalesce(d.seq, -1), d.detector, d.severity, unmarked(d.evidence), unmarked(d.title)
     FROM detections d LEFT JOIN traces t USING (trace_id) LEFT JOIN sealed_traces s ON s.sealed = d.trace_id
     ORDER BY ALL"""

@@ -30,7 +30,7 @@ CREATE TABLE IF NOT EXISTS traces (
     ended_at   TIMESTAMP,
     metadata   JSON,
     extra      JSON,       -- top-level fields with no canonical column
-    content_hash VARCHAR,  -- hash of the trace's records as stored: tells a re-delivery from a conflict
+    content_hash VARCHAR,  -- hash of the trace's records as stored (a redaction marker without its salted hash): tells a re-delivery from a conflict
     run_id     VARCHAR,
     loaded_at  TIMESTAMP
 );

@@ -13,6 +13,8 @@ import pytest
 
 from conftest import leaks, rows, stage, write_traces
 from flows.nightly import nightly
+from lessonweaver.config import Settings
+from lessonweaver.pipeline import run_local
 from lessonweaver.serve import Lessons
 from lessonweaver import patterns, privacy
 from lessonweaver.cli import main
@@ -516,3 +518,25 @@ def test_a_secret_the_agent_printed_is_a_lesson_while_its_trace_stays_quarantine
     finally:
         stored.close()
     assert left == 1 and sealed == [("leaky-2",)]
+
+
+def test_a_redacted_trace_hashes_and_weaves_the_same_in_any_database(tmp_path: Path):
+    """A marker's hash is salted per database, so a redacted trace's stored text differs from one database
+    to the next; its content hash (which also orders findings when a lesson picks the one that speaks for
+    it) must not: the same files make the same lesson wherever they are run."""
+    folder = tmp_path / "in"
+    for n, note in ((1, f"context: {SECRETS['github_token']}"), (2, "context: none")):
+        trace = planted(f"same-{n}", "", "content")
+        trace["events"][0]["content"] = f"Please fix the deploy, {note}"
+        write_traces(folder, f"t{n}.jsonl", [trace])
+    seen = []
+    for db in (tmp_path / "a.duckdb", tmp_path / "b.duckdb"):
+        run_local(Settings(paths=(str(folder),), db=str(db), out=str(tmp_path / db.stem), workers=1))
+        con = duckdb.connect(str(db), read_only=True)
+        try:
+            seen.append((con.execute("SELECT trace_id, redacted, content_hash FROM traces ORDER BY 1").fetchall(),
+                         con.execute("SELECT detector, trace_count, evidence, proposed_lesson FROM lessons ORDER BY ALL").fetchall()))
+        finally:
+            con.close()
+    assert seen[0][0][0][1] == ["github_token"]
+    assert seen[0] == seen[1]
