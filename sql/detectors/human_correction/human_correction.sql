@@ -3,12 +3,14 @@
 -- severity: high
 -- description: A turn of a person or a counterpart whose intent (sql/facts/turns.sql) is a correction:
 --   recorded as one (a human_correction event: a reviewer's note, a tool use the person rejected), or, with
---   confidence likely and severity medium, read from what they said against what the agent had just done
---   or said: an objection ("that's not what I asked", "you didn't...", "don't..."), a fact the agent
---   stated disputed, something the agent made or said it made that is not there, a failure of the agent's
---   own work reported (a pasted error with words of the person's, "it still fails", "you broke
---   something"), a request made again after the agent said it was done. Also a trace whose outcome is
---   corrected_by_human although no correction was recorded (a trace-level finding).
+--   confidence likely and severity medium (low for a counterpart, a customer or simulated user: serving them
+--   takes such turns, and on graded support sets they came in passing runs as often as in failing ones),
+--   read from what they said against what the agent had just done or said: an objection ("that's not what
+--   I asked", "you didn't...", "don't..."), a fact the agent stated disputed, something the agent made or
+--   said it made that is not there, a failure of the agent's own work reported (a pasted error with words
+--   of the person's, "it still fails", "you broke something"), a request made again after the agent said
+--   it was done. Also a trace whose outcome is corrected_by_human although no correction was recorded (a
+--   trace-level finding).
 --   Who speaks is the producer's word (events.actor): harness text, a parent agent's prompt and every turn
 --   of an autonomous run are no person's. An instruction, an answer to the agent's question (a "no"
 --   included), an acknowledgement, a paste with no words of its own, and an interruption (it means what
@@ -29,7 +31,7 @@ WITH found AS (
                 WHEN x.reports_failure AND NOT x.objection THEN 'The user reported that what the agent did does not work.'
                 WHEN x.asks_for_check THEN 'The user had to ask the agent to run or test its own work.'
                 ELSE 'The user corrected what the agent had just done or said.' END AS problem,
-           CASE WHEN e.type <> 'human_correction' THEN 'medium' END AS severity,
+           CASE WHEN e.type = 'human_correction' THEN NULL WHEN u.speaker = 'counterpart' THEN 'low' ELSE 'medium' END AS severity,
            CASE WHEN e.type <> 'human_correction' THEN 'likely' END AS confidence,
            -- a refusal with no words says nothing but that the agent had to be stopped
            trim(coalesce(e.content, '')) = '' AS wordless, false AS outcome, u.reason,
