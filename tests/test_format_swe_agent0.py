@@ -13,6 +13,7 @@ import shutil
 import pytest
 
 from conftest import REPO, events_of, rows, stage
+from lessonweaver.queries import execute
 
 FIXTURES = REPO / "tests" / "fixtures" / "formats" / "swe_agent0"
 ONE_X = REPO / "tests" / "fixtures" / "formats" / "swe_agent" / "sweagent"
@@ -112,3 +113,20 @@ def test_a_history_entry_that_is_no_object_rejects_the_run(tmp_path):
     broken = stage([tmp_path])
     assert [r["reason"] for r in rows(broken, "SELECT reason FROM rejects")] == ["history[3]: not an object"]
     assert rows(broken, "SELECT count(*) AS n FROM traces") == [{"n": 0}]
+
+
+def test_an_edit_changes_the_open_file_and_create_the_file_it_names(con):
+    """SWE-agent 0.x's `edit N:M` rewrites lines of the file open at the time (the footer of the observation
+    before it says which) and `create PATH` makes PATH: both are changes of files, so a run that only edits
+    with them is a coding run (retries while editing are how code is written there)."""
+    execute(con, "facts/facts.sql")
+    tid = trace_of(con, "swe-agent__test-repo-i1.traj")
+    calls = rows(con, "SELECT f.edited, f.changes, f.coding_run, e.content FROM facts f JOIN events e USING (trace_id, seq) "
+                      "WHERE f.trace_id = ? AND f.type = 'tool_call' ORDER BY f.seq", [tid])
+    assert [(c["content"].split()[0], c["edited"], c["changes"]) for c in calls] == [
+        ("find_file", [], False), ("open", [], False), ("edit", ["/klieret__swe-agent-test-repo/tests/missing_colon.py"], True),
+        ("python", [], False), ("submit", [], False)]
+    assert all(c["coding_run"] for c in calls)
+    made = rows(con, "SELECT f.edited FROM facts f JOIN events e USING (trace_id, seq) WHERE f.trace_id = ? "
+                     "AND f.type = 'tool_call' AND e.content LIKE 'create %'", [trace_of(con, "marshmallow-code__marshmallow-1867.traj")])
+    assert made == [{"edited": ["reproduce.py"]}]

@@ -134,16 +134,24 @@ ASOF LEFT JOIN (SELECT file_id, record, pos, agent FROM swe0_parts WHERE kind = 
         AND c.agent IS NOT DISTINCT FROM p.agent AND p.pos > c.pos
 WHERE p.kind <> 'system'
 UNION ALL
--- the command of an action
-SELECT trace_id, file_id, record, pos, 2, 'h' || (pos - 1) || '/call', 'tool_call', 'action', command, NULL, false, NULL,
-       json_merge_patch(json_object('arguments', json_object('command', command)), json_object('agent', agent)), 'agent'
+-- the command of an action; an edit names the file it changes (metadata `edited_files`): `create PATH` makes
+-- PATH, `edit N:M` rewrites lines of the file open at the time, which the footer of the agent's last
+-- prompt or observation before it names (`(Open file: …)`, `n/a` when none is)
+SELECT a.trace_id, a.file_id, a.record, a.pos, 2, 'h' || (a.pos - 1) || '/call', 'tool_call', 'action', a.command, NULL, false, NULL,
+       json_merge_patch(json_object('arguments', json_object('command', a.command)), json_object('agent', a.agent),
+                        CASE WHEN regexp_matches(a.action, '^create\s+\S') THEN json_object('edited_files', [regexp_extract(a.action, '^create\s+(\S+)', 1)])
+                             WHEN regexp_matches(a.action, '^edit\s+\d+:\d+') AND o.open_file NOT IN ('', 'n/a')
+                             THEN json_object('edited_files', [o.open_file]) ELSE '{}' END), 'agent'
 FROM (SELECT *,
              -- a multi-line command (`edit 4:4` … `end_of_edit`) as the environment runs it: its text as a heredoc
              -- (Agent._guard_multiline_input), so that what it runs is its first word, not its end marker
              CASE WHEN regexp_matches(action, '(?s)^[^\n]+\n(.*\n)?end_of_\w+$') AND NOT regexp_matches(action, '^[^\n]*<<')
                   THEN regexp_replace(action, '^([^\n]*)', '\1 << ''' || regexp_extract(action, '\n(end_of_\w+)$', 1) || '''')
                   ELSE action END AS command
-      FROM swe0_parts WHERE kind = 'act')
+      FROM swe0_parts WHERE kind = 'act') a
+ASOF LEFT JOIN (SELECT file_id, record, pos, agent, trim(regexp_extract(text, '\n\(Open file: ([^\n]*)\)', 1)) AS open_file
+                FROM swe0_parts WHERE role = 'user' AND contains(text, '(Open file: ')) o
+     ON o.file_id = a.file_id AND o.record = a.record AND o.agent IS NOT DISTINCT FROM a.agent AND a.pos > o.pos
 UNION ALL
 -- what the last action printed, from the trajectory
 SELECT p.trace_id, p.file_id, p.record, p.pos, 3, 'h' || (p.pos - 1) || '/result', 'tool_result', 'trajectory', l.output,

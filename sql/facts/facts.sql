@@ -8,7 +8,8 @@
 --                 outcome points)
 --   command       what a call ran: a shell's command (lw_command), else its arguments
 --   call_hash     the call's whole arguments, hashed: two calls with one hash are the same call
---   edited        the files the call changed, as it names them (lw_edited_files)
+--   edited        the files the call changed, as it names them (lw_edited_files) or its producer says
+--                 (the call's metadata `edited_files`: SWE-agent 0.x's `edit N:M` changes the open file)
 --   changes       the call changed files: an edit, or a shell command that writes, moves or removes
 --                 files (lw_changes_files)
 --   coding_run    (every event) a call of the agent's in the trace changes files
@@ -62,13 +63,15 @@ calls AS (
     SELECT *, lw_tool_key(tool_name, command) AS tool_key
     FROM (
         SELECT trace_id, seq, event_id, tool_name, call_ref, actor, own_failed, turn, content, raw_type, given_actor,
-               md5(coalesce(args, '')) AS call_hash, shell,
+               md5(coalesce(args, '')) AS call_hash, shell, said_edited,
                -- what it ran, as a person would write it: a shell's command, else the tool and all its arguments
                -- (an editor's `command` is only its sub-command: `view`, `create`, not what it viewed or made)
                CASE WHEN shell THEN lw_command(args)
                     WHEN json_valid(args) AND json_type(args) = 'OBJECT' THEN concat_ws(' ', tool_name, nullif(args, '{}'))
                     ELSE concat_ws(' ', tool_name, nullif(nullif(lw_command(args), tool_name), '{}')) END AS command
-        FROM (SELECT v.*, e.content, lw_call_args(e.metadata, e.extra, e.content) AS args, lw_shell_tool(v.tool_name) AS shell
+        FROM (SELECT v.*, e.content, lw_call_args(e.metadata, e.extra, e.content) AS args, lw_shell_tool(v.tool_name) AS shell,
+                     -- the files the producer says the call changed, where its command does not name them
+                     TRY_CAST(e.metadata->'edited_files' AS VARCHAR[]) AS said_edited
               FROM ev v JOIN events e USING (trace_id, seq) WHERE v.type = 'tool_call' AND e.type = 'tool_call'))
 ),
 results AS (
@@ -116,7 +119,7 @@ outcome AS (
 ),
 -- MATERIALIZED: read by two CTEs below, and inlined its text tests on every output would run twice
 judged AS MATERIALIZED (
-    SELECT o.* EXCLUDE (content), lw_edited_files(o.command) AS edited,
+    SELECT o.* EXCLUDE (content, said_edited), list_distinct(list_concat(lw_edited_files(o.command), coalesce(o.said_edited, []))) AS edited,
            o.failed AND lw_environment_failure('tool_call', o.raw_type, o.tool_name, o.output, o.given_actor) AS environment,
            -- a result that only repeats the tool's name, or the call itself, says nothing of what went wrong
            CASE WHEN o.failed AND trim(coalesce(o.output, '')) NOT IN (o.tool_name, o.tool_key, trim(coalesce(o.content, '')))
