@@ -143,3 +143,12 @@ def test_the_part_profile_reports_against_the_typed_parse(tmp_path):
     bad = subprocess.run([sys.executable, str(REPO / "benchmarks" / "part.py"), str(path), "--bytes", "lots"],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "--bytes must be a size" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_the_peer_comparison_names_a_folder_without_traces(tmp_path):
+    """benchmarks/peer.py installs the peer from the package index, which CI may not reach: here only what it
+    says, before installing anything, when the folder holds no trace files."""
+    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "peer.py"), str(tmp_path), "--venv", str(tmp_path / "venv")],
+                          capture_output=True, text=True)
+    assert done.returncode == 2 and f"no .jsonl files in {tmp_path}" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "venv").exists()
