@@ -53,9 +53,8 @@ LESSONS = """
            unmarked(evidence), unmarked(signature), unmarked(tool), unmarked(recovery),
            coalesce(recovery_kind, ''), priority
     FROM lessons ORDER BY ALL"""
-# a text with each redaction marker's salted hash left out: [SECRET:github_token#3f9a0c1d] is [SECRET:github_token]
-UNMARKED = """CREATE TEMP MACRO unmarked(txt) AS
-    regexp_replace(coalesce(txt, ''), '(\\[SECRET:[a-z0-9_]+)#[0-9a-f]+\\]', '\\1]', 'g')"""
+# a text with each redaction marker's salted hash left out (the database's own macro), NULL as empty
+UNMARKED = "CREATE TEMP MACRO unmarked(txt) AS lw_unmarked(coalesce(txt, ''))"
 
 
 def corpora(shared: Path) -> list[Path]:

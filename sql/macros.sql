@@ -64,6 +64,11 @@ CREATE OR REPLACE MACRO lw_normalise(txt) AS
             '[^a-z#]+', ' ', 'g'),
         '\s+', ' ', 'g'));
 
+-- A text with each redaction marker's salted hash left out (`[SECRET:github_token#3f9a0c1d]` is
+-- `[SECRET:github_token]`, sql/stage/redact.sql): what the same text says in any database.
+CREATE OR REPLACE MACRO lw_unmarked(txt) AS
+    CASE WHEN contains(txt, '[SECRET:') THEN regexp_replace(txt, '(\[SECRET:[a-z0-9_]+)#[0-9a-f]{8}\]', '\1]', 'g') ELSE txt END;
+
 -- Text cut to n characters on one line, with an ellipsis when cut: for quoting long content in evidence.
 CREATE OR REPLACE MACRO lw_clip(txt, n) AS
     -- the text on one line, worked out once (bound to `t` by a one-element list): `txt` is often itself a

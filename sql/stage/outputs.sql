@@ -8,10 +8,8 @@
 -- database, and the lesson that orders findings by this hash picks the same one to speak for it.
 CREATE OR REPLACE TABLE trace_hashes AS
 SELECT rt.trace_id,
-       md5(array_to_string(list_sort(list_distinct(list(md5(
-           CASE WHEN contains(r.text, '[SECRET:')
-                THEN regexp_replace(r.text, '(\[SECRET:[a-z0-9_]+)#[0-9a-f]{8}\]', '\1]', 'g') ELSE r.text END)))), ',')) AS content_hash
-FROM record_traces rt JOIN (SELECT file_id, record, CAST(json(doc) AS VARCHAR) AS text FROM records) r USING (file_id, record)
+       md5(array_to_string(list_sort(list_distinct(list(md5(lw_unmarked(CAST(json(r.doc) AS VARCHAR)))))), ',')) AS content_hash
+FROM record_traces rt JOIN records r USING (file_id, record)
 WHERE rt.trace_id IN (SELECT trace_id FROM traces)
 GROUP BY rt.trace_id;
 
