@@ -44,6 +44,13 @@ CASES = [
     ("missing from what was made", [*calls(1, "apply_patch", patch="*** Update File: form.py"),
                                     agent("The settings form is complete."),
                                     user("I don't see the new colour fields in the form.")], "correction"),
+    ("yes to an offer, a dispute restated", [agent("Your order was placed on Monday, so it cannot be returned."),
+                                             user("That can't be right, I actually ordered it on Thursday."),
+                                             agent("I cannot change that record. Shall I pass you to a colleague?"),
+                                             user("Yes please, I'm sure I ordered it on Thursday.")], "answer"),
+    ("a step done as the agent suggested", [agent("Please clear the cache and tell me whether the page loads."),
+                                            user("I cleared the cache as you suggested, but the page still does not load.")],
+     "answer"),
     ("a no that answers", [agent("Shall I also update the changelog?"), user("No, leave the changelog alone.")], "answer"),
     ("an answer with details", [agent("Which account should I use?"), user("The one ending in 4471.")], "answer"),
     ("own step reported", [agent("Please restart your router and tell me how it goes."),
@@ -97,8 +104,11 @@ def test_only_corrections_become_human_corrections(tmp_path):
     db = tmp_path / "lw.duckdb"
     run_local(Settings(paths=(str(folder),), db=str(db), out=str(tmp_path / "out"), workers=1))
     con = duckdb.connect(str(db), read_only=True)
-    found = {r[0] for r in con.execute("SELECT trace_id FROM detections WHERE detector = 'human_correction'").fetchall()}
-    assert found == {name for name, _, intent in CASES if intent == "correction"}
+    found = con.execute("SELECT trace_id, seq FROM detections WHERE detector = 'human_correction' ORDER BY ALL").fetchall()
+    last = dict(con.execute("SELECT trace_id, max(seq) FROM turns GROUP BY ALL").fetchall())
+    assert {trace for trace, seq in found if seq == last[trace]} == {name for name, _, intent in CASES if intent == "correction"}
+    # a correction earlier in a case is found at its own turn
+    assert {trace for trace, seq in found if seq != last[trace]} == {"yes to an offer, a dispute restated"}
 
 
 def test_an_interruption_means_what_the_words_after_it_mean(tmp_path):

@@ -128,7 +128,8 @@ cues AS (
                -- the problem is still there: "still no connection", "didn't help", "no change"
                OR regexp_matches(said, '\bstill (\w+ ){0,3}(no|not|poor|slow|low|bad|broken|down|the same|having|getting|seeing|showing|stuck)\b|\b(didn''?t|did not|doesn''?t|does not|hasn''?t|has not|haven''?t|have not) (help|change|fix|solve|resolve|improve)|\bno (change|difference|improvement)\b') AS reports_failure,
            -- it names what the agent made or told: "your suggested commands", "after you changed..."
-           regexp_matches(said, '\byour (suggested|suggestion|instructions?|commands?|code|fix|changes?|script|patch|solution|steps|version)\b|\b(you|you''ve) (suggested|wrote|changed|added|made|broke)\b|\bafter (you|your)\b') AS names_agent_work,
+           -- ("as you suggested" is a step the person took when asked, not the agent's work named)
+           NOT regexp_matches(said, '\bas you (suggested|asked|said|instructed|recommended|advised)\b') AND regexp_matches(said, '\byour (suggested|suggestion|instructions?|commands?|code|fix|changes?|script|patch|solution|steps|version)\b|\b(you|you''ve) (suggested|wrote|changed|added|made|broke)\b|\bafter (you|your)\b') AS names_agent_work,
            -- output pasted with no words of the person's own: no line that speaks to the agent at its start or end
            NOT regexp_matches(lw_first_line(said, 200) || chr(10) || regexp_extract(said, '([^\n]*\S[^\n]*)\s*$', 1),
                               '\b(i|i''m|im|i''ve|my|me|you|your|we|we''re|our|us|let''s|please|can|could|would|why|how|what|still)\b|^\W*(it|this|that)\b|\?|:\s*$')
@@ -138,6 +139,7 @@ cues AS (
 -- which rule makes the turn a correction, first that fits; NULL: none
 reasons AS (
     SELECT *,
+           coalesce(bool_or(disputes) OVER (PARTITION BY trace_id ORDER BY seq ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), false) AS disputed_before,
            CASE WHEN interruption THEN NULL
                 WHEN type = 'human_correction' THEN 'recorded'  -- a rejected tool use, a reviewer's note
                 WHEN nth = 1 THEN NULL  -- the task
@@ -145,6 +147,8 @@ reasons AS (
                 WHEN repeated AND agent_before IS NOT NULL THEN 'repeated'  -- asked again after the agent answered
                 WHEN (objection OR disputes OR missing OR redirects) AND agent_asked AND words <= 6 AND NOT agent_conceded THEN NULL
                 WHEN objection OR redirects THEN 'objection'
+                -- yes to what the agent offered, with a fact disputed before restated as the reason
+                WHEN disputes AND disputed_before AND agent_asked AND regexp_matches(said, '^\W*(yes|yeah|yep|sure)\b') THEN NULL
                 WHEN disputes THEN 'disputed'
                 WHEN missing THEN 'missing'
                 WHEN reports_failure AND ((agent_changed AND NOT own_step) OR (agent_claimed AND NOT own_step_since_claim)
