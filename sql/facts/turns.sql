@@ -118,7 +118,10 @@ cues AS (
                AND NOT regexp_matches(said, '\b(i|i''ve|i have|i had) (\w+ ){0,2}(provided|gave|given|used|entered|mentioned|said|typed|sent|put) (you )?(the |a |an )?(wrong|incorrect)\b') AS disputes,
            -- what the agent made or said it made is not there
            (agent_changed OR agent_claimed OR fix_claimed)
-               AND regexp_matches(said, '\b(still |seem to be |are |is )?missing\b|\b(i )?(don''?t|didn''?t|do not|did not|can''?t|cannot) see (the|any|it|them|my)\b|\b(isn''?t|is not|aren''?t|are not) (there|showing|visible|included)\b|\bdoesn''?t (link|include|show|have|contain)\b') AS missing,
+               -- (said of a thing, "they are still missing", "we seem to be missing"; not "add the missing notes",
+               -- nor a question whether there is a way: "isn't there any exception?")
+               AND regexp_matches(said, '\b(still|be|are|is|was|were|''re|''s)\s+(still\s+|also\s+|all\s+)?missing\b|\bmissing (from|in)\b|\b(i )?(don''?t|didn''?t|do not|did not|can''?t|cannot) see (the|any|it|them|my)\b|\b(isn''?t|is not|aren''?t|are not) (there|showing|visible|included)\b|\bdoesn''?t (link|include|show|have|contain)\b')
+               AND NOT regexp_matches(said, '\b(isn''?t|is not|aren''?t|are not) there (any|a|an|some|anything|another)\b') AS missing,
            -- a redirect of what the agent did, not an offer declined: "no, use X", "don't do Y", "stop ..."
            NOT agent_asked
                AND (regexp_matches(said, '^\W*(no|nope|wrong|incorrect|not quite|not that)\b[,.!]?\s+(\w+\s+){0,3}(use|do|it|that|this|the|you|should|need|put|make|try|go|keep|leave|not|don''?t|please)\b')
