@@ -19,8 +19,9 @@
 --   The cause is what the correction names (its words: lw_key_words), whatever the task. A correction that
 --   asks why the agent did not run or test its work (facts.asks_for_check), or reports a failure of work it
 --   made (facts.reports_failure in a run where it changed files, or a failure only software gives:
---   lw_software_failure), is one cause wherever it happens, whatever it quotes: the agent handed back work
---   it had not checked. What to do instead is the correction itself.
+--   lw_software_failure), or says that what the agent made or said it made is not there (in a run where it
+--   changed files), is one cause wherever it happens, whatever it quotes: the agent handed back work it had
+--   not checked. What to do instead is the correction itself.
 -- family: human_correction
 -- lesson: Apply this reviewer correction up front: {evidence}
 WITH found AS (
@@ -35,7 +36,7 @@ WITH found AS (
            CASE WHEN e.type <> 'human_correction' THEN 'likely' END AS confidence,
            -- a refusal with no words says nothing but that the agent had to be stopped
            trim(coalesce(e.content, '')) = '' AS wordless, false AS outcome, u.reason,
-           x.asks_for_check OR ((x.reports_failure OR u.reason = 'failed')
+           x.asks_for_check OR ((x.reports_failure OR u.reason IN ('failed', 'missing'))
                                 AND (x.coding_run OR lw_software_failure(lw_lowered(e.content)))) AS unchecked
     FROM turns u JOIN events e USING (trace_id, seq) JOIN facts x USING (trace_id, seq)
     WHERE u.intent = 'correction'
