@@ -147,7 +147,9 @@ reasons AS (
                 WHEN type = 'human_correction' THEN 'recorded'  -- a rejected tool use, a reviewer's note
                 WHEN nth = 1 THEN NULL  -- the task
                 WHEN bare_paste THEN NULL
-                WHEN repeated AND agent_before IS NOT NULL THEN 'repeated'  -- asked again after the agent answered
+                -- asked again after the agent answered (a request: a status said twice asks nothing)
+                WHEN repeated AND agent_before IS NOT NULL
+                     AND regexp_matches(said, '\?|\b(please|can you|could you|would you|will you|i need|i want|i''d like|i asked)\b') THEN 'repeated'
                 WHEN (objection OR disputes OR missing OR redirects) AND agent_asked AND words <= 6 AND NOT agent_conceded THEN NULL
                 WHEN objection OR redirects THEN 'objection'
                 -- yes to what the agent offered, with a fact disputed before restated as the reason
