@@ -79,9 +79,15 @@ def stage_steps(part: discover.InputFile, settings: Settings, found: list[detect
                 started = time.perf_counter()
                 con.execute(sql.format(folder=Path(folder).as_posix())).fetchall()
                 steps[f"floor: {name}"] = time.perf_counter() - started
-            started = time.perf_counter()
-            queries.execute(con, "facts/facts.sql")  # what the detectors read beside the events
-            steps["detect: the facts"] = time.perf_counter() - started
+            # what the detectors read beside the events, each as detectors.detect builds it
+            from lessonweaver import privacy
+            for name, build in (("exposures", lambda: queries.execute(con, "facts/exposures.sql")),
+                                ("exposures of kept", lambda: privacy.exposures_of_kept(con)),
+                                ("facts", lambda: queries.execute(con, "facts/facts.sql")),
+                                ("turns", lambda: queries.execute(con, "facts/turns.sql"))):
+                started = time.perf_counter()
+                build()
+                steps[f"detect: the {name}"] = time.perf_counter() - started
             for d in found:
                 con.execute(detectors.DETECTIONS_TABLE.format(kind="TEMP", table="again"))
                 started = time.perf_counter()

@@ -134,12 +134,17 @@ def test_an_interruption_means_what_the_words_after_it_mean(tmp_path):
             {"id": "e3", "type": "user_message", "content": "[stopped]", "metadata": {"interruption": True}},
             {"id": "e4", "type": "user_message", "content": after}]}
     path = tmp_path / "t.jsonl"
+    # a person who spoke once: the task, or an interruption with nothing after it (a trace cut there)
+    alone = {"trace_id": "alone", "source": "cli-agent", "task": "Refactor the parser", "outcome": "failure", "events": [
+        {"id": "e1", "type": "tool_call", "content": "bash", "metadata": {"tool": "bash"}},
+        {"id": "e2", "type": "user_message", "content": "[stopped]", "metadata": {"interruption": True}}]}
     path.write_text(json.dumps(trace("next", "Also write a README for the parser.")) + "\n"
-                    + json.dumps(trace("objects", "No, don't split it, keep one module and rename it.")) + "\n")
+                    + json.dumps(trace("objects", "No, don't split it, keep one module and rename it.")) + "\n"
+                    + json.dumps(alone) + "\n")
     db = tmp_path / "lw.duckdb"
     run_local(Settings(paths=(str(path),), db=str(db), out=str(tmp_path / "out"), workers=1))
     con = duckdb.connect(str(db), read_only=True)
     got = con.execute("SELECT trace_id, seq, intent, interrupted FROM turns ORDER BY ALL").fetchall()
-    assert got == [("next", 1, "instruction", False), ("next", 3, "interruption", False), ("next", 4, "instruction", True),
+    assert got == [("alone", 2, "interruption", False), ("next", 1, "instruction", False), ("next", 3, "interruption", False), ("next", 4, "instruction", True),
                    ("objects", 1, "instruction", False), ("objects", 3, "interruption", False),
                    ("objects", 4, "correction", True)]

@@ -21,15 +21,23 @@
 -- What the agent did in between is read from the facts (its calls since the person last spoke), what it
 -- said from its messages: the turn's meaning is its words read against them.
 CREATE OR REPLACE TEMP TABLE turns AS
-WITH spoken AS (
-    SELECT trace_id, seq, event_id, type, lw_actor(type, actor) AS speaker, content, metadata, raw_type
+WITH everyone AS (
+    SELECT trace_id, seq, event_id, type, lw_actor(type, actor) AS speaker, content,
+           coalesce(lw_bool(metadata->>'interruption') OR raw_type = 'user:interrupt', false) AS interrupt
     FROM events
     WHERE type IN ('user_message', 'human_correction') AND lw_person(lw_actor(type, actor))
 ),
+-- the traces where a turn is read against the agent: a person spoke twice or more, or a correction was
+-- recorded. Where a person spoke once, that turn is the task (or an interruption with nothing after it):
+-- most traces of a busy night, and nothing in them needs the agent's words or the text tests below
+talked AS (
+    SELECT trace_id FROM everyone GROUP BY trace_id HAVING count(*) > 1 OR bool_or(type = 'human_correction')
+),
+spoken AS (SELECT * FROM everyone SEMI JOIN talked USING (trace_id)),
 -- the agent's words and state-changing calls around each turn, on narrow rows of the traces that have turns
 marked AS (
     SELECT f.trace_id, f.seq,
-           CASE WHEN s.seq IS NOT NULL AND (lw_bool(s.metadata->>'interruption') OR s.raw_type = 'user:interrupt')
+           CASE WHEN s.seq IS NOT NULL AND s.interrupt
                 THEN 'interrupt'
                 WHEN s.seq IS NOT NULL THEN 'person'
                 WHEN f.type IN ('assistant_message', 'final_answer') THEN 'agent_said'
@@ -40,7 +48,7 @@ marked AS (
     FROM facts f
     LEFT JOIN spoken s USING (trace_id, seq)
     LEFT JOIN events e ON e.trace_id = f.trace_id AND e.seq = f.seq AND f.type IN ('assistant_message', 'final_answer')
-    WHERE f.trace_id IN (SELECT trace_id FROM spoken)
+    WHERE f.trace_id IN (SELECT trace_id FROM talked)
       AND (s.seq IS NOT NULL OR (f.actor = 'agent' AND f.type IN ('assistant_message', 'final_answer'))
            OR (f.actor = 'agent' AND f.type = 'tool_call' AND NOT coalesce(f.reads, false) AND NOT coalesce(f.failed, false))
            -- a person's own step that changes something (a setting toggled on their device), not a look or a test
@@ -174,7 +182,12 @@ SELECT trace_id, seq, event_id, speaker, nth::INTEGER AS nth, words::INTEGER AS 
             ELSE 'instruction' END AS intent,
        reason, coalesce(interrupted, false) AS interrupted, agent_asked, agent_claimed, agent_changed, agent_conceded,
        fix_claimed, repeated, reports_failure, names_agent_work, bare_paste
-FROM reasons;
+FROM reasons
+UNION ALL
+SELECT trace_id, seq, event_id, speaker, 1, (len(string_split_regex(trim(coalesce(content, '')), '\s+')) * (trim(coalesce(content, '')) <> '')::INT)::INTEGER,
+       CASE WHEN interrupt THEN 'interruption' ELSE 'instruction' END, NULL, false, false, false, NULL, false,
+       false, false, NULL, NULL, NULL
+FROM everyone ANTI JOIN talked USING (trace_id);
 
 -- What worked after a failure no call fixed: the person's correction, when their next turn is one (the
 -- facts leave it open until the turns are read). Its cost is the agent's calls in between.
