@@ -25,6 +25,7 @@ import duckdb
 WORKING_SUFFIX = ".writing"  # the copy a writer works on before it is published (store.writing)
 MIGRATED = "before-the-events-folder"  # the run id of the events a database held before the event files
 FILE_SIZE = "256MB"  # a run's events are split into files of about this size: a removal rewrites only those it touches
+ROW_GROUP_ROWS = 16384  # as a batch writes them (sql/stage/outputs.sql): a reader holds one row group's text at a time
 # The columns of `events`, in order; every file is written with exactly these.
 COLUMNS = (("trace_id", "VARCHAR"), ("seq", "INTEGER"), ("event_id", "VARCHAR"), ("type", "VARCHAR"),
            ("raw_type", "VARCHAR"), ("content", "VARCHAR"), ("status", "VARCHAR"), ("success", "BOOLEAN"),
@@ -105,7 +106,8 @@ def write(con: duckdb.DuckDBPyConnection, select: str, run_id: str, params: dict
     columns = ", ".join(f"{c}::{t} AS {c}" if c in present else f"NULL::{t} AS {c}" for c, t in COLUMNS)
     # `select` is one of this package's queries, never input; the target is a parameter.
     con.execute(f"COPY (SELECT {columns} FROM ({select})) TO $target "
-                f"(FORMAT parquet, FILE_SIZE_BYTES '{FILE_SIZE}', FILENAME_PATTERN 'part-{{i}}')",
+                f"(FORMAT parquet, FILE_SIZE_BYTES '{FILE_SIZE}', ROW_GROUP_SIZE {ROW_GROUP_ROWS}, "
+                f"FILENAME_PATTERN 'part-{{i}}')",
                 {**(params or {}), "target": target.as_posix()})
     return _list(con, target, run_id)
 

