@@ -127,7 +127,8 @@ def test_the_part_profile_stages_the_first_part_a_run_would_stage(tmp_path):
         "read", "scan", "adapt", "screen", "detect", "audit staged", "account", "write"]
     assert [k for k in steps if k.startswith("floor: ")] == [f"floor: {name}" for name in part.FLOOR]
     assert {k.removeprefix("detect: ") for k in steps if k.startswith("detect: ")} == {
-        "the facts", *(d.id for d in part.detectors.load_detectors())}
+        "the exposures", "the exposures of kept", "the facts", "the turns",
+        *(d.id for d in part.detectors.load_detectors())}
     # Every line of the part became a staged trace or a quarantined one; none came from past the cut.
     assert 0 < steps["_traces"] <= records and steps["_events"] > steps["_traces"]
 
