@@ -23,6 +23,7 @@
 CREATE OR REPLACE TEMP TABLE turns AS
 WITH everyone AS (
     SELECT trace_id, seq, event_id, type, lw_actor(type, actor) AS speaker, content,
+           len(string_split_regex(trim(coalesce(content, '')), '\s+')) * (trim(coalesce(content, '')) <> '')::INT AS words,
            coalesce(lw_bool(metadata->>'interruption') OR raw_type = 'user:interrupt', false) AS interrupt
     FROM events
     WHERE type IN ('user_message', 'human_correction') AND lw_person(lw_actor(type, actor))
@@ -79,8 +80,7 @@ around AS (
     WINDOW w AS (PARTITION BY trace_id ORDER BY seq)
 ),
 read AS (
-    SELECT s.trace_id, s.seq, s.event_id, s.type, s.speaker, a.nth,
-           len(string_split_regex(trim(coalesce(s.content, '')), '\s+')) * (trim(coalesce(s.content, '')) <> '')::INT AS words,
+    SELECT s.trace_id, s.seq, s.event_id, s.type, s.speaker, a.nth, s.words,
            a.kind = 'interrupt' AS interruption,
            lw_lowered(trim(coalesce(s.content, ''))) AS said,
            -- what the agent said last before the turn, when it spoke since the person did
@@ -184,9 +184,12 @@ SELECT trace_id, seq, event_id, speaker, nth::INTEGER AS nth, words::INTEGER AS 
        fix_claimed, repeated, reports_failure, names_agent_work, bare_paste
 FROM reasons
 UNION ALL
-SELECT trace_id, seq, event_id, speaker, 1, (len(string_split_regex(trim(coalesce(content, '')), '\s+')) * (trim(coalesce(content, '')) <> '')::INT)::INTEGER,
-       CASE WHEN interrupt THEN 'interruption' ELSE 'instruction' END, NULL, false, false, false, NULL, false,
-       false, false, NULL, NULL, NULL
+-- a person who spoke once: the task, or an interruption with nothing after it; nothing read against the agent
+SELECT trace_id, seq, event_id, speaker, 1 AS nth, words::INTEGER AS words,
+       CASE WHEN interrupt THEN 'interruption' ELSE 'instruction' END AS intent, NULL AS reason,
+       false AS interrupted, false AS agent_asked, false AS agent_claimed, NULL AS agent_changed,
+       false AS agent_conceded, false AS fix_claimed, false AS repeated, NULL AS reports_failure,
+       NULL AS names_agent_work, NULL AS bare_paste
 FROM everyone ANTI JOIN talked USING (trace_id);
 
 -- What worked after a failure no call fixed: the person's correction, when their next turn is one (the
