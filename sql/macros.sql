@@ -175,6 +175,24 @@ CREATE OR REPLACE MACRO lw_action_classes() AS [
 CREATE OR REPLACE MACRO lw_action_verbs() AS
     array_to_string(list_transform(lw_action_classes(), lambda c: c.verbs), '|');
 
+-- The three shapes of a claim of an action done (unverified_claim), each ending with the verb it claims,
+-- on lower-cased text: "i have now updated", "has been updated", "i've fixed x and committed". Constants,
+-- like lw_action_verbs(). A match within a sentence is a match within the whole message, so a message
+-- none of them matches holds no claim and need not be cut into sentences.
+CREATE OR REPLACE MACRO lw_claim_done() AS
+    '\b(?:i|we)(?:''ve|''d| have| has)?\s+(?:(?:now|just|already|successfully|also|then|finally|both|gone ahead and)\s+)*(?:'
+    || lw_action_verbs() || ')\b';
+CREATE OR REPLACE MACRO lw_claim_been() AS
+    '\b(?:has|have)\s+(?:now\s+|just\s+|already\s+|also\s+)?been\s+(?:(?:successfully|now|fully)\s+)?(?:'
+    || lw_action_verbs() || ')\b';
+CREATE OR REPLACE MACRO lw_claim_second() AS
+    '\b(?:i|we)(?:''ve| have)\s+(?:\w+\s+)?\w+ed\b[^,;]{0,100}?\s(?:and|then)\s+(?:also\s+|then\s+)?(?:'
+    || lw_action_verbs() || ')\b';
+-- the words the last two shapes need, found by a substring test several times faster than the pattern
+CREATE OR REPLACE MACRO lw_may_claim_been(lowered) AS contains(lowered, 'been');
+CREATE OR REPLACE MACRO lw_may_claim_second(lowered) AS
+    contains(lowered, 'i''ve') OR contains(lowered, 'we''ve') OR contains(lowered, 'i have') OR contains(lowered, 'we have');
+
 CREATE OR REPLACE MACRO lw_stem_matches(w, s) AS
     w = s OR (length(s) >= 4 AND starts_with(w, s)) OR w IN (s || 's', s || 'ed', s || 'd', s || 'ing', s || 'es');
 

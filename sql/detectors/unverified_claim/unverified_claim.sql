@@ -17,33 +17,26 @@
 WITH said AS (
     SELECT trace_id, event_id, seq, trim(sentence) AS sentence, lw_lowered(trim(sentence)) AS lowered FROM (
         SELECT trace_id, event_id, seq, unnest(string_split_regex(content, '[.!?;]+\s+|\n+')) AS sentence
-        FROM events WHERE type IN ('final_answer', 'assistant_message') AND content IS NOT NULL
-          -- only texts with an action verb anywhere are split into sentences
-          AND regexp_matches(lower(content), '\b(' || lw_action_verbs() || ')\b'))
+        FROM (SELECT trace_id, event_id, seq, content, lw_lowered(content) AS lowered FROM events
+              WHERE type IN ('final_answer', 'assistant_message') AND content IS NOT NULL)
+        -- only messages with a claim somewhere are cut into sentences
+        WHERE regexp_matches(lowered, lw_claim_done())
+           OR (lw_may_claim_been(lowered) AND regexp_matches(lowered, lw_claim_been()))
+           OR (lw_may_claim_second(lowered) AND regexp_matches(lowered, lw_claim_second())))
 ),
--- Each claim in a sentence, in three shapes ("i have now updated", "has been updated", "i've fixed x and
--- committed"); a claim ends with the verb it claims. Each pattern is a constant, compiled once per
--- query (one built from a column would be compiled again for every row). The sentences with a verb are
--- kept once (MATERIALIZED), not found again for each shape; the last two shapes run only on sentences
--- holding the words they need ('been'; "i've", "we have"...), which a substring test finds several
--- times faster than the pattern would.
+-- Each claim in a sentence, in three shapes (lw_claim_done, lw_claim_been, lw_claim_second in macros.sql);
+-- a claim ends with the verb it claims. The sentences with a verb are kept once (MATERIALIZED), not found
+-- again for each shape; the last two shapes run only on sentences holding the words they need.
 verb_said AS MATERIALIZED (
     SELECT * FROM said WHERE regexp_matches(lowered, '\b(' || lw_action_verbs() || ')\b')
 ),
 claimed AS (
-    SELECT *, unnest(regexp_extract_all(lowered,
-        '\b(?:i|we)(?:''ve|''d| have| has)?\s+(?:(?:now|just|already|successfully|also|then|finally|both|gone ahead and)\s+)*(?:'
-        || lw_action_verbs() || ')\b')) AS claim FROM verb_said
+    SELECT *, unnest(regexp_extract_all(lowered, lw_claim_done())) AS claim FROM verb_said
     UNION ALL
-    SELECT *, unnest(CASE WHEN contains(lowered, 'been') THEN regexp_extract_all(lowered,
-        '\b(?:has|have)\s+(?:now\s+|just\s+|already\s+|also\s+)?been\s+(?:(?:successfully|now|fully)\s+)?(?:'
-        || lw_action_verbs() || ')\b') END) FROM verb_said
+    SELECT *, unnest(CASE WHEN lw_may_claim_been(lowered) THEN regexp_extract_all(lowered, lw_claim_been()) END) FROM verb_said
     UNION ALL
     -- the second of two claims: "I've fixed the test and committed it"
-    SELECT *, unnest(CASE WHEN contains(lowered, 'i''ve') OR contains(lowered, 'we''ve') OR contains(lowered, 'i have')
-                               OR contains(lowered, 'we have') THEN regexp_extract_all(lowered,
-        '\b(?:i|we)(?:''ve| have)\s+(?:\w+\s+)?\w+ed\b[^,;]{0,100}?\s(?:and|then)\s+(?:also\s+|then\s+)?(?:'
-        || lw_action_verbs() || ')\b') END) FROM verb_said
+    SELECT *, unnest(CASE WHEN lw_may_claim_second(lowered) THEN regexp_extract_all(lowered, lw_claim_second()) END) FROM verb_said
 ),
 verbs AS (
     SELECT unnest(string_split(c.verbs, '|')) AS verb, c.class, c.verbs
