@@ -65,7 +65,7 @@ def test_event_files_written_before_a_column_existed_read_it_as_null(tmp_path: P
     assert query_db(db, "SELECT DISTINCT trace_id FROM events ORDER BY 1") == [("t2",), ("t3",)]
 
 
-def test_event_files_hold_row_groups_of_at_most_16384_events(tmp_path: Path):
+def test_event_files_hold_row_groups_of_about_16384_events(tmp_path: Path):
     """Readers of the stored events (a report's timelines, `show`, ad-hoc SQL) hold a row group's text at a
     time and skip a row group whose trace ids miss the ones asked for: both ways a night's events are
     stored, moved whole and copied, write them in row groups of 16,384 events, not one per batch."""
@@ -80,6 +80,8 @@ def test_event_files_hold_row_groups_of_at_most_16384_events(tmp_path: Path):
     files = [(tmp_path / "lw.events" / file).as_posix() for (file,) in query_db(db, "SELECT file FROM event_files")]
     groups = query_db(db, "SELECT regexp_extract(file_name, '[^/]+$'), row_group_id, row_group_num_rows "
                           "FROM parquet_metadata(?) WHERE path_in_schema = 'content' ORDER BY ALL", [files])
-    assert max(rows for _, _, rows in groups) == 16384
+    # ROW_GROUP_SIZE is DuckDB's target: a copy written on two threads may close a group past it (18,000
+    # rows seen once); what readers need is groups of that order, several to a night, not one a batch
+    assert 16384 <= max(rows for _, _, rows in groups) < 2 * 16384
     assert {name for name, group, _ in groups if group > 0} == {"batch-0.parquet", "part-0.parquet"}
     assert query_db(db, "SELECT count(*) FROM events") == [(36000,)]
