@@ -57,14 +57,14 @@ CREATE OR REPLACE TEMP TABLE call_outcomes AS
 WITH ev AS (
     SELECT e.trace_id, e.seq, e.event_id, e.type, e.tool_name, e.parent_id, e.raw_type,
            e.metadata->>'tool_call_id' AS call_ref, lw_actor(e.type, e.actor) AS actor,
+           -- a call the person refused did not fail: it is their correction (human_correction finds it); nor did
+           -- one the harness refused by its permission settings (status denied: permission_denied finds it)
            lw_failed(e.status, e.success) AND lower(coalesce(e.status, '')) NOT IN ('rejected', 'denied') AS own_failed,
            lower(coalesce(e.status, '')) = 'rejected' AS rejected,
            lower(coalesce(e.status, '')) = 'denied' AS denied,
            t.turn,
            e.actor AS given_actor
     FROM events e JOIN event_turns t USING (trace_id, seq)
-    -- a call the person refused did not fail: it is their correction (human_correction finds it); nor did
-    -- one the harness refused by its permission settings (status denied: permission_denied finds it)
     WHERE e.type IN ('tool_call', 'tool_result')
 ),
 calls AS (
