@@ -6,8 +6,9 @@ A case is one JSON file in the detector's `tests/positive/` or `tests/negative/`
 a file named by `file`, default `records.jsonl`; a `file` ending in `.json` gets the records as one JSON
 array, or a single record as a document). A positive case has `expect`, findings that must be among the
 detector's (a `trace_id` and a piece of the `evidence`; optionally an `event_id`, a `severity`, a `tool`
-and a `recovery_kind`, equal; a piece of the `problem`, `lesson`, `signature` or `recovery`), and
-`count`, the exact number of findings; a negative case must yield none. Every record must load.
+and a `recovery_kind`, equal; a piece of the `problem`, `lesson`, `signature`, `recovery` or `title`; no
+other field), and `count`, the exact number of findings; a negative case must yield none. Every record must
+load.
 """
 
 import json
@@ -88,7 +89,7 @@ def findings(d: Detector, path: Path) -> tuple[list[dict], list[str]]:
 
 
 EXACT = ("event_id", "severity", "tool", "recovery_kind")  # an expected finding's fields that must be equal
-PIECES = ("evidence", "problem", "lesson", "signature", "recovery")  # and those it must hold a piece of
+PIECES = ("evidence", "problem", "lesson", "signature", "recovery", "title")  # and those it must hold a piece of
 
 
 def _like(found: dict, want: dict) -> bool:
@@ -107,6 +108,11 @@ def judge(kind: str, spec: dict, found: list[dict]) -> str | None:
         return "a positive case needs `count`: the exact number of findings it yields"
     if not all(isinstance(want, dict) and want.get("evidence") for want in spec["expect"]):
         return "every expected finding needs a piece of its `evidence`: without one it matches any finding"
+    # a misspelt field would be left unchecked, and the case pass on what it does not test
+    unknown = sorted({k for want in spec["expect"] for k in want} - {"trace_id", *EXACT, *PIECES})
+    if unknown:
+        return (f"an expected finding names `{unknown[0]}`, which no finding has "
+                f"(known: {', '.join(('trace_id', *EXACT, *PIECES))})")
     if not found:
         return "found nothing"
     for want in spec["expect"]:

@@ -82,6 +82,8 @@ def test_the_command_on_a_folder_of_ones_own(tmp_path: Path, capsys):
 def test_a_case_that_is_wrong_says_why(tmp_path: Path, capsys):
     mine = tmp_path / "mine"
     detector(mine, "failed_tool", "SELECT trace_id, content AS evidence FROM events WHERE status = 'failed'",
+             positive__misspelt={"traces": [trace("t1", FAILED)], "expect": [{"trace_id": "t1", "evidence": "price", "sevrity": "high"}],
+                                 "count": 1},
              positive__no_expect={"traces": [trace("t1", FAILED)]},
              positive__too_many={"traces": [trace("t1", FAILED, FAILED)], "expect": [{"trace_id": "t1", "evidence": "price"}],
                                  "count": 1},
@@ -92,6 +94,9 @@ def test_a_case_that_is_wrong_says_why(tmp_path: Path, capsys):
     capsys.readouterr()
     assert main(["detectors", "test", str(mine)]) == 1
     out = capsys.readouterr().out.splitlines()
+    assert out.pop(0) == ("FAIL  failed_tool/positive/misspelt: an expected finding names `sevrity`, which no finding has "
+                          "(known: trace_id, event_id, severity, tool, recovery_kind, evidence, problem, lesson, signature, "
+                          "recovery, title)")
     assert out[:2] == ["FAIL  failed_tool/positive/no_expect: a positive case needs `expect`: the findings it must yield",
                        "FAIL  failed_tool/positive/too_many: expected 1 finding, found 2"]
     assert out[2].startswith("FAIL  failed_tool/positive/torn: 1 record rejected, the first: "
@@ -101,7 +106,7 @@ def test_a_case_that_is_wrong_says_why(tmp_path: Path, capsys):
         "FAIL  failed_tool/positive/vague: every expected finding needs a piece of its `evidence`: "
         "without one it matches any finding",
         "FAIL  failed_tool/negative/not_a_case: a case is a JSON object with `traces` or `records`",
-        "detectors test: 1 detector, 0 passed, 6 failed"]
+        "detectors test: 1 detector, 0 passed, 7 failed"]
 
 
 @pytest.mark.parametrize("args, message", [
