@@ -148,3 +148,33 @@ def test_an_interruption_means_what_the_words_after_it_mean(tmp_path):
     assert got == [("alone", 2, "interruption", False), ("next", 1, "instruction", False), ("next", 3, "interruption", False), ("next", 4, "instruction", True),
                    ("objects", 1, "instruction", False), ("objects", 3, "interruption", False),
                    ("objects", 4, "correction", True)]
+
+
+def test_a_refusal_takes_the_words_the_person_adds_after_it(tmp_path):
+    """A tool use the person refused with no words of its own, then (past an interruption, before the agent
+    says or does anything) their words: those words say what they wanted instead, so they are the
+    correction, and the finding at the refusal quotes them. Once the agent has spoken in between, the next
+    words are read on their own, and the refusal stays a refusal without words."""
+    plan = "- name the command /deploy:all\n- use the ssh key to log in, no password prompt\n- add a short README"
+    def trace(tid: str, between: list[dict]) -> dict:
+        return {"trace_id": tid, "source": "cli-agent", "task": "Plan the deploy command", "outcome": "success", "events": [
+            {"id": "e1", "type": "user_message", "content": "Plan a command that deploys every service."},
+            {"id": "e2", "type": "tool_call", "content": "present_plan", "metadata": {"tool": "present_plan"}},
+            {"id": "e3", "type": "human_correction", "content": ""},
+            {"id": "e4", "type": "user_message", "content": "[stopped]", "metadata": {"interruption": True}},
+            *between,
+            {"id": "e9", "type": "user_message", "content": plan}]}
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps(trace("adds", [])) + "\n"
+                    + json.dumps(trace("spoke", [{"id": "e5", "type": "assistant_message", "content": "Stopped. What next?"}])) + "\n")
+    db = tmp_path / "lw.duckdb"
+    run_local(Settings(paths=(str(path),), db=str(db), out=str(tmp_path / "out"), workers=1))
+    con = duckdb.connect(str(db), read_only=True)
+    got = con.execute("SELECT trace_id, seq, intent, reason FROM turns WHERE seq > 1 ORDER BY ALL").fetchall()
+    assert got == [("adds", 3, "correction", "recorded"), ("adds", 4, "interruption", None), ("adds", 5, "correction", "refused"),
+                   ("spoke", 3, "correction", "recorded"), ("spoke", 4, "interruption", None), ("spoke", 6, "paste", None)]
+    found = con.execute("SELECT trace_id, seq, severity, evidence, recovery_kind, title FROM detections "
+                        "WHERE detector = 'human_correction' ORDER BY ALL").fetchall()
+    assert [(t, s, sev, kind) for t, s, sev, _, kind, _ in found] == [("adds", 3, "high", "correction"), ("spoke", 3, "high", None)]
+    assert "/deploy:all" in found[0][3] and "/deploy:all" in found[0][5]
+    assert found[1][3] == "correction recorded without text"

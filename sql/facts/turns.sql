@@ -13,9 +13,11 @@
 --               interruption no words: the person stopped the agent (what it means is the next turn's)
 --               unknown      a language the tests do not read
 --   reason      what makes it a correction: recorded (a correction event: a rejected tool use, a reviewer's
---               note), objection, disputed (a fact the agent stated or read), missing (what the agent made or
---               said it made is not there), failed (the agent's work or fix did not work), repeated (a request
---               made again after the agent answered), conceded (the agent granted it was wrong); NULL otherwise
+--               note), refused (the words a person adds to a tool use they refused without words: past an
+--               interruption, before the agent says or does anything, they say what they wanted instead),
+--               objection, disputed (a fact the agent stated or read), missing (what the agent made or said it
+--               made is not there), failed (the agent's work or fix did not work), repeated (a request made
+--               again after the agent answered), conceded (the agent granted it was wrong); NULL otherwise
 --   interrupted the person stopped the agent just before this turn (an interruption, no agent words between)
 --   agent_asked the agent's last words before the turn asked something
 -- What the agent did in between is read from the facts (its calls since the person last spoke), what it
@@ -45,7 +47,9 @@ marked AS (
                 WHEN f.actor <> 'agent' THEN 'person_changed'
                 ELSE 'agent_changed' END AS kind,
            CASE WHEN f.type IN ('assistant_message', 'final_answer') THEN lw_lowered(e.content) END AS said,
-           CASE WHEN s.seq IS NOT NULL THEN lw_reports_failure(lw_lowered(s.content)) END AS fails
+           CASE WHEN s.seq IS NOT NULL THEN lw_reports_failure(lw_lowered(s.content)) END AS fails,
+           -- a correction recorded with no words: a tool use the person refused
+           s.type = 'human_correction' AND s.words = 0 AS refusal
     FROM facts f
     LEFT JOIN spoken s USING (trace_id, seq)
     LEFT JOIN events e ON e.trace_id = f.trace_id AND e.seq = f.seq AND f.type IN ('assistant_message', 'final_answer')
@@ -68,6 +72,7 @@ around AS (
            lag(CASE WHEN kind = 'agent_said' THEN seq END IGNORE NULLS) OVER w AS agent_before_seq,
            lag(CASE WHEN kind = 'agent_said' AND claims THEN seq END IGNORE NULLS) OVER w AS claim_before_seq,
            lag(CASE WHEN kind = 'person' THEN seq END IGNORE NULLS) OVER w AS person_before_seq,
+           lag(CASE WHEN kind = 'person' AND refusal THEN seq END IGNORE NULLS) OVER w AS refusal_before_seq,
            lag(CASE WHEN kind = 'person' AND fails THEN seq END IGNORE NULLS) OVER w AS failure_before_seq,
            lag(CASE WHEN kind = 'agent_changed' THEN seq END IGNORE NULLS) OVER w AS changed_before_seq,
            lag(CASE WHEN kind = 'interrupt' THEN seq END IGNORE NULLS) OVER w AS interrupt_before_seq,
@@ -94,6 +99,9 @@ read AS (
            coalesce(a.changed_before_seq > coalesce(a.failure_before_seq, -1)
                     AND a.claim_before_seq > a.changed_before_seq
                     AND coalesce(a.own_step_before_seq, -1) < a.claim_before_seq, false) AS fix_claimed,
+           -- the person's last turn before was a refusal without words, and the agent neither spoke nor acted since
+           coalesce(a.refusal_before_seq = a.person_before_seq
+                    AND a.refusal_before_seq > greatest(coalesce(a.agent_before_seq, -1), coalesce(a.changed_before_seq, -1)), false) AS after_refusal,
            -- stopped just before: the interruption came after the agent's last words
            a.interrupt_before_seq > coalesce(a.agent_before_seq, -1) AS interrupted,
            -- the agent's first words after the turn, before the person spoke again
@@ -154,6 +162,8 @@ reasons AS (
            CASE WHEN interruption THEN NULL
                 WHEN type = 'human_correction' THEN 'recorded'  -- a rejected tool use, a reviewer's note
                 WHEN nth = 1 THEN NULL  -- the task
+                -- what the person wanted instead of the call they refused: the refusal's words
+                WHEN after_refusal AND words > 0 THEN 'refused'
                 WHEN bare_paste THEN NULL
                 -- asked again after the agent answered (a request: a status said twice asks nothing)
                 WHEN repeated AND agent_before IS NOT NULL

@@ -2,7 +2,8 @@
 -- title: A human corrected the agent
 -- severity: high
 -- description: A turn of a person or a counterpart whose intent (sql/facts/turns.sql) is a correction:
---   recorded as one (a human_correction event: a reviewer's note, a tool use the person rejected), or, with
+--   recorded as one (a human_correction event: a reviewer's note, a tool use the person rejected, quoting
+--   the words the person adds right after a refusal that has none: what they wanted instead), or, with
 --   confidence likely and severity medium (low for a counterpart, a customer or simulated user: serving them
 --   takes such turns, and on graded support sets they came in passing runs as often as in failing ones),
 --   read from what they said against what the agent had just done or said: an objection ("that's not what
@@ -28,6 +29,7 @@ WITH found AS (
     SELECT u.trace_id, u.event_id, u.seq,
            coalesce(nullif(trim(e.content), ''), 'correction recorded without text') AS evidence,
            CASE WHEN e.type = 'human_correction' THEN 'A human had to correct the agent.'
+                WHEN u.reason = 'refused' THEN 'The user refused what the agent was about to run and said what they wanted instead.'
                 WHEN u.repeated THEN 'The user had to repeat a request.'
                 WHEN x.reports_failure AND NOT x.objection THEN 'The user reported that what the agent did does not work.'
                 WHEN x.asks_for_check THEN 'The user had to ask the agent to run or test its own work.'
@@ -35,7 +37,7 @@ WITH found AS (
            CASE WHEN e.type = 'human_correction' THEN NULL WHEN u.speaker = 'counterpart' THEN 'low' ELSE 'medium' END AS severity,
            CASE WHEN e.type <> 'human_correction' THEN 'likely' END AS confidence,
            -- a refusal with no words says nothing but that the agent had to be stopped
-           trim(coalesce(e.content, '')) = '' AS wordless, false AS outcome, u.reason,
+           trim(coalesce(e.content, '')) = '' AS wordless, e.type = 'human_correction' AS recorded, false AS outcome, u.reason,
            x.asks_for_check OR ((x.reports_failure OR u.reason IN ('failed', 'missing'))
                                 AND (x.coding_run OR lw_software_failure(lw_lowered(e.content)))) AS unchecked
     FROM turns u JOIN events e USING (trace_id, seq) JOIN facts x USING (trace_id, seq)
@@ -48,32 +50,41 @@ WITH found AS (
                || coalesce((SELECT arg_max(e.content, e.seq) FROM events e
                             WHERE e.trace_id = t.trace_id AND e.content IS NOT NULL
                               AND e.type IN ('final_answer', 'assistant_message')), '(none)'),
-           'The run ended corrected by a human, but the correction itself was not recorded.', NULL, NULL, false, true, 'recorded', false
+           'The run ended corrected by a human, but the correction itself was not recorded.', NULL, NULL, false, true, true, 'recorded', false
     FROM traces t
     WHERE lower(trim(t.outcome)) IN ('corrected_by_human', 'human_corrected', 'corrected')
       AND NOT EXISTS (SELECT 1 FROM events e WHERE e.trace_id = t.trace_id AND e.type = 'human_correction')
 ),
--- corrections of one thing come in a row: the human turns (facts.turn) of a trace's findings; a finding at
--- the turn after the one before continues its episode, one finding an episode, at its first turn
+-- corrections of one thing come in a row: a finding at the person's next turn with words (an interruption
+-- between means what the words after it mean) continues its episode, one finding an episode, at its first
+-- turn, in the words of its first turn that has some (a refusal's are the words the person added to it)
+said_turns AS (
+    SELECT trace_id, seq, count(*) FILTER (WHERE intent <> 'interruption') OVER (PARTITION BY trace_id ORDER BY seq) AS said
+    FROM turns SEMI JOIN found USING (trace_id)
+),
 turned AS (
     SELECT f.*, x.turn,
-           CASE WHEN x.turn - lag(x.turn) OVER (PARTITION BY f.trace_id ORDER BY f.seq) <= 1 THEN 0 ELSE 1 END AS starts
+           CASE WHEN t.said - lag(t.said) OVER (PARTITION BY f.trace_id ORDER BY f.seq) <= 1 THEN 0 ELSE 1 END AS starts
     FROM found f LEFT JOIN facts x ON x.trace_id = f.trace_id AND x.seq = f.seq
+    LEFT JOIN said_turns t ON t.trace_id = f.trace_id AND t.seq = f.seq
     WHERE f.seq IS NOT NULL
 ),
 episodes AS (
     SELECT trace_id, episode,
-           arg_min({'event_id': event_id, 'seq': seq, 'evidence': evidence, 'problem': problem, 'severity': severity,
+           arg_min({'event_id': event_id, 'seq': seq}, seq) AS at,
+           arg_min({'evidence': evidence, 'problem': problem, 'severity': severity,
                     'confidence': confidence, 'wordless': wordless, 'outcome': outcome, 'reason': reason,
-                    'unchecked': unchecked}, seq) AS first,
+                    'unchecked': unchecked}, {'wordless': wordless, 'seq': seq}) AS first,
+           -- recorded as a correction (a refusal, a reviewer's note): certain, of the detector's severity
+           bool_or(recorded) AS recorded,
            max(seq) AS last_seq, max(turn) AS last_turn, count(*) AS times
     FROM (SELECT *, sum(starts) OVER (PARTITION BY trace_id ORDER BY seq) AS episode FROM turned)
     GROUP BY trace_id, episode
     UNION ALL
-    SELECT trace_id, NULL, {'event_id': event_id, 'seq': seq, 'evidence': evidence, 'problem': problem,
-                            'severity': severity, 'confidence': confidence, 'wordless': wordless, 'outcome': outcome,
-                            'reason': reason, 'unchecked': unchecked},
-           NULL, NULL, 1
+    SELECT trace_id, NULL, {'event_id': event_id, 'seq': seq},
+           {'evidence': evidence, 'problem': problem, 'severity': severity, 'confidence': confidence,
+            'wordless': wordless, 'outcome': outcome, 'reason': reason, 'unchecked': unchecked},
+           recorded, NULL, NULL, 1
     FROM found WHERE seq IS NULL
 ),
 -- what worked after an episode: the person saying so within six turns ("OK, this worked: ..."), else the
@@ -96,18 +107,19 @@ quoted AS (
 -- what the agent was doing when it was corrected: its last call before, and its last call that changed
 -- something (a fix that did not work is about that one)
 context AS (
-    SELECT e.trace_id, e.first.seq AS seq, c.tool_key, m.tool_key AS changed_with
+    SELECT e.trace_id, e.at.seq AS seq, c.tool_key, m.tool_key AS changed_with
     FROM episodes e
     ASOF LEFT JOIN (SELECT trace_id, seq, tool_key FROM facts WHERE type = 'tool_call' AND actor = 'agent') c
-         ON c.trace_id = e.trace_id AND e.first.seq > c.seq
+         ON c.trace_id = e.trace_id AND e.at.seq > c.seq
     ASOF LEFT JOIN (SELECT trace_id, seq, tool_key FROM facts
                     WHERE type = 'tool_call' AND actor = 'agent' AND NOT reads AND NOT failed) m
-         ON m.trace_id = e.trace_id AND e.first.seq > m.seq
-    WHERE e.first.seq IS NOT NULL
+         ON m.trace_id = e.trace_id AND e.at.seq > m.seq
+    WHERE e.at.seq IS NOT NULL
 )
-SELECT e.trace_id, e.first.event_id AS event_id, e.first.seq AS seq, e.q300 AS evidence,
+SELECT e.trace_id, e.at.event_id AS event_id, e.at.seq AS seq, e.q300 AS evidence,
        e.first.problem || CASE WHEN e.times > 1 THEN ' The user had to step in ' || e.times || ' times in a row.' ELSE '' END AS problem,
-       e.first.severity AS severity, e.first.confidence AS confidence,
+       CASE WHEN NOT e.recorded THEN e.first.severity END AS severity,
+       CASE WHEN NOT e.recorded THEN e.first.confidence END AS confidence,
        -- the cause: for what the person objected to or asked again, their words; for a fact disputed or a fix
        -- that did not work, what the agent had done (the same mistake in other words is one cause)
        CASE WHEN e.first.wordless THEN 'refused: ' || coalesce(c.tool_key, 'a step')
@@ -126,6 +138,7 @@ SELECT e.trace_id, e.first.event_id AS event_id, e.first.seq AS seq, e.q300 AS e
        CASE WHEN e.first.wordless OR e.first.outcome THEN NULL ELSE 'correction' END AS recovery_kind,
        CASE WHEN e.first.wordless THEN 'The user refused `' || coalesce(c.tool_key, 'a step') || '`'
             WHEN e.first.outcome THEN 'A human corrected the run; the correction was not recorded'
+            WHEN e.first.reason = 'refused' THEN 'The user refused `' || coalesce(c.tool_key, 'a step') || '`: "' || lw_clip(e.q300, 48) || '"'
             WHEN e.first.unchecked THEN 'The user found what the agent had not checked: "' || lw_clip(e.q300, 36) || '"'
             WHEN e.first.reason = 'disputed'
             THEN 'The user had to correct the facts the agent stated'
@@ -137,6 +150,8 @@ SELECT e.trace_id, e.first.event_id AS event_id, e.first.seq AS seq, e.q300 AS e
             WHEN e.first.outcome
             THEN 'A human corrected this run but the correction was not recorded: record what they changed, so the next run can learn it ('
                  || lw_clip(e.first.evidence, 200) || ').'
+            WHEN e.first.reason = 'refused'
+            THEN 'The user refused `' || coalesce(c.tool_key, 'a step') || '` and said what they wanted instead; apply it up front: "' || e.q240 || '"'
             WHEN e.first.unchecked
             THEN 'Run what you changed (the program, its tests, what CI runs) and read the result before you say it works: '
                  || 'the user had to find the failure or ask for the check ("' || e.q240 || '").'
@@ -151,5 +166,5 @@ SELECT e.trace_id, e.first.event_id AS event_id, e.first.seq AS seq, e.q300 AS e
            || CASE WHEN e.first.wordless THEN '.'
                    WHEN s.text IS NOT NULL THEN ' What worked, as the user said: "' || s.quote || '"'
                    ELSE '' END AS lesson
-FROM quoted e LEFT JOIN context c ON c.trace_id = e.trace_id AND c.seq = e.first.seq
+FROM quoted e LEFT JOIN context c ON c.trace_id = e.trace_id AND c.seq = e.at.seq
 LEFT JOIN said_worked s ON s.trace_id = e.trace_id AND s.last_seq = e.last_seq
