@@ -94,6 +94,8 @@ read AS (
            coalesce(a.own_step_before_seq > a.changed_before_seq, false) AS own_step,
            coalesce(a.own_step_before_seq > a.claim_before_seq, false) AS own_step_since_claim,
            coalesce(a.claim_before_seq > coalesce(a.person_before_seq, -1), false) AS agent_claimed,
+           -- the agent's last words before the turn said it was done
+           coalesce(a.claim_before_seq = a.agent_before_seq AND a.agent_before_seq > coalesce(a.person_before_seq, -1), false) AS claimed_last,
            -- the agent changed something and said it would fix it, and the person has not said since that it did not
            -- (and the person changed nothing on their side since: then what they report is their own step's outcome)
            coalesce(a.changed_before_seq > coalesce(a.failure_before_seq, -1)
@@ -190,14 +192,14 @@ SELECT trace_id, seq, event_id, speaker, nth::INTEGER AS nth, words::INTEGER AS 
                  AND NOT regexp_matches(said, '\b(please|can you|could you|now|next|also|but)\b') THEN 'acknowledgement'
             WHEN agent_asked THEN 'answer'
             ELSE 'instruction' END AS intent,
-       reason, coalesce(interrupted, false) AS interrupted, agent_asked, agent_claimed, agent_changed, agent_conceded,
-       fix_claimed, repeated, reports_failure, names_agent_work, bare_paste
+       reason, coalesce(interrupted, false) AS interrupted, agent_asked, agent_claimed, claimed_last, agent_changed,
+       agent_conceded, fix_claimed, repeated, reports_failure, names_agent_work, bare_paste
 FROM reasons
 UNION ALL
 -- a person who spoke once: the task, or an interruption with nothing after it; nothing read against the agent
 SELECT trace_id, seq, event_id, speaker, 1 AS nth, words::INTEGER AS words,
        CASE WHEN interrupt THEN 'interruption' ELSE 'instruction' END AS intent, NULL AS reason,
-       false AS interrupted, false AS agent_asked, false AS agent_claimed, NULL AS agent_changed,
+       false AS interrupted, false AS agent_asked, false AS agent_claimed, false AS claimed_last, NULL AS agent_changed,
        false AS agent_conceded, false AS fix_claimed, false AS repeated, NULL AS reports_failure,
        NULL AS names_agent_work, NULL AS bare_paste
 FROM everyone ANTI JOIN talked USING (trace_id);

@@ -18,29 +18,41 @@
 --   the words after it mean) are no corrections; nor is a customer's report of the outcome of their own
 --   step, or a customer insisting after a refusal.
 --   The cause is what the correction names (its words: lw_key_words), whatever the task. A correction that
---   asks why the agent did not run or test its work (facts.asks_for_check), or reports a failure of work it
+--   asks why the agent did not run or test its work (facts.asks_for_check, when it has work: files it
+--   changed before, or its last words saying it is done), or reports a failure of work it
 --   made (facts.reports_failure in a run where it changed files, or a failure only software gives:
 --   lw_software_failure), or says that what the agent made or said it made is not there (in a run where it
 --   changed files), is one cause wherever it happens, whatever it quotes: the agent handed back work it had
 --   not checked. What to do instead is the correction itself.
 -- family: human_correction
 -- lesson: Apply this reviewer correction up front: {evidence}
-WITH found AS (
+-- asking why the agent did not run or test something is about its work only when it has work to show:
+-- files it changed before the turn, or its last words saying it is done ("why won't you run it?" of a
+-- command the person gave it and it declined is an objection to the refusal)
+WITH turned_to_work AS (
+    SELECT u.trace_id, u.seq
+    FROM turns u
+    WHERE u.intent = 'correction'
+      AND (u.claimed_last OR EXISTS (SELECT 1 FROM facts c WHERE c.trace_id = u.trace_id AND c.seq < u.seq
+                                                              AND c.actor = 'agent' AND c.changes))
+),
+found AS (
     SELECT u.trace_id, u.event_id, u.seq,
            coalesce(nullif(trim(e.content), ''), 'correction recorded without text') AS evidence,
            CASE WHEN e.type = 'human_correction' THEN 'A human had to correct the agent.'
                 WHEN u.reason = 'refused' THEN 'The user refused what the agent was about to run and said what they wanted instead.'
                 WHEN u.repeated THEN 'The user had to repeat a request.'
                 WHEN x.reports_failure AND NOT x.objection THEN 'The user reported that what the agent did does not work.'
-                WHEN x.asks_for_check THEN 'The user had to ask the agent to run or test its own work.'
+                WHEN x.asks_for_check AND w.seq IS NOT NULL THEN 'The user had to ask the agent to run or test its own work.'
                 ELSE 'The user corrected what the agent had just done or said.' END AS problem,
            CASE WHEN e.type = 'human_correction' THEN NULL WHEN u.speaker = 'counterpart' THEN 'low' ELSE 'medium' END AS severity,
            CASE WHEN e.type <> 'human_correction' THEN 'likely' END AS confidence,
            -- a refusal with no words says nothing but that the agent had to be stopped
            trim(coalesce(e.content, '')) = '' AS wordless, e.type = 'human_correction' AS recorded, false AS outcome, u.reason,
-           x.asks_for_check OR ((x.reports_failure OR u.reason IN ('failed', 'missing'))
+           (x.asks_for_check AND w.seq IS NOT NULL) OR ((x.reports_failure OR u.reason IN ('failed', 'missing'))
                                 AND (x.coding_run OR lw_software_failure(lw_lowered(e.content)))) AS unchecked
     FROM turns u JOIN events e USING (trace_id, seq) JOIN facts x USING (trace_id, seq)
+    LEFT JOIN turned_to_work w USING (trace_id, seq)
     WHERE u.intent = 'correction'
 
     UNION ALL
