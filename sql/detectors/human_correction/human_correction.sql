@@ -23,7 +23,8 @@
 --   made (facts.reports_failure in a run where it changed files, or a failure only software gives:
 --   lw_software_failure), or says that what the agent made or said it made is not there (in a run where it
 --   changed files), is one cause wherever it happens, whatever it quotes: the agent handed back work it had
---   not checked. What to do instead is the correction itself.
+--   not checked. What to do instead is the correction itself; the rule quotes what the agent had just said
+--   when it spoke after its last call (what the person answered), else names the call it was running.
 -- family: human_correction
 -- lesson: Apply this reviewer correction up front: {evidence}
 -- asking why the agent did not run or test something is about its work only when it has work to show:
@@ -117,12 +118,16 @@ quoted AS (
     FROM episodes
 ),
 -- what the agent was doing when it was corrected: its last call before, and its last call that changed
--- something (a fix that did not work is about that one)
+-- something (a fix that did not work is about that one); and its last words, when it spoke after that call
+-- (what the person answered is what it said, not what it ran)
 context AS (
-    SELECT e.trace_id, e.at.seq AS seq, c.tool_key, m.tool_key AS changed_with
+    SELECT e.trace_id, e.at.seq AS seq, c.tool_key, m.tool_key AS changed_with,
+           CASE WHEN w.seq > coalesce(c.seq, -1) THEN w.seq END AS said_seq
     FROM episodes e
     ASOF LEFT JOIN (SELECT trace_id, seq, tool_key FROM facts WHERE type = 'tool_call' AND actor = 'agent') c
          ON c.trace_id = e.trace_id AND e.at.seq > c.seq
+    ASOF LEFT JOIN (SELECT trace_id, seq FROM facts WHERE type IN ('assistant_message', 'final_answer') AND actor = 'agent') w
+         ON w.trace_id = e.trace_id AND e.at.seq > w.seq
     ASOF LEFT JOIN (SELECT trace_id, seq, tool_key FROM facts
                     WHERE type = 'tool_call' AND actor = 'agent' AND NOT reads AND NOT failed) m
          ON m.trace_id = e.trace_id AND e.at.seq > m.seq
@@ -173,10 +178,12 @@ SELECT e.trace_id, e.at.event_id AS event_id, e.at.seq AS seq, e.q300 AS evidenc
             WHEN e.first.reason = 'failed' AND c.changed_with IS NOT NULL
             THEN 'After `' || c.changed_with || '` do not say the problem is fixed: have the user check it, and take the next step your runbook lists when it is not '
                  || '(the user found it was not: "' || e.q240 || '").'
-            ELSE 'Apply up front what the user had to tell the agent' || coalesce(' (it was running `' || c.tool_key || '`)', '')
+            ELSE 'Apply up front what the user had to tell the agent'
+                 || coalesce(' (it had just said: "' || lw_clip(a.content, 120) || '")', ' (it was running `' || c.tool_key || '`)', '')
                  || ': "' || e.q240 || '"' END
            || CASE WHEN e.first.wordless THEN '.'
                    WHEN s.text IS NOT NULL THEN ' What worked, as the user said: "' || s.quote || '"'
                    ELSE '' END AS lesson
 FROM quoted e LEFT JOIN context c ON c.trace_id = e.trace_id AND c.seq = e.at.seq
+LEFT JOIN events a ON a.trace_id = c.trace_id AND a.seq = c.said_seq
 LEFT JOIN said_worked s ON s.trace_id = e.trace_id AND s.last_seq = e.last_seq
