@@ -35,5 +35,8 @@ SELECT trace_id, event_id, seq, critique AS evidence,
                  ELSE 'The critic found problems in the draft and the answer had to be revised.' END AS problem,
        CASE kind WHEN 'approved' THEN 'Skip the revision pass when the critic approves the draft ("' || critique || '").'
                  WHEN 'critic_failed' THEN 'When the critic''s review fails, stop or retry the review instead of revising '
-                                           || 'against its error text ("' || critique || '").' END AS lesson
+                                           || 'against its error text ("' || critique || '").' END AS lesson,
+       -- the detector's own title says the critic sent the draft back: not so for these two
+       CASE kind WHEN 'approved' THEN 'The proposer revised although the critic approved: "' || lw_clip(critique, 48) || '"'
+                 WHEN 'critic_failed' THEN 'The critic failed, and its error went to the proposer as a critique' END AS title
 FROM classified
