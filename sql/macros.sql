@@ -449,7 +449,7 @@ CREATE OR REPLACE MACRO lw_first_line(txt, n) AS
 CREATE OR REPLACE MACRO lw_what_worked(kind, recovery, command, between, changed_files) AS
     CASE
       WHEN kind = 'changed' AND lw_first_line(recovery, 140) = lw_first_line(command, 140)
-           THEN coalesce('`' || between || '` first, then ', '') || '`' || lw_first_line(command, 80) || '` again with other input'
+           THEN coalesce('`' || between || '` first, then ', '') || '`' || lw_clip(lw_call_brief(command), 140) || '` again with other input'
                 || coalesce(' (it changed ' || changed_files || ')', '')
       WHEN kind IN ('changed', 'other') THEN '`' || lw_call_brief(recovery) || '`'
       WHEN kind = 'again' THEN 'the same command, once ' || coalesce(changed_files || ' was fixed', 'the cause was fixed')
@@ -645,10 +645,15 @@ CREATE OR REPLACE MACRO lw_reads(tool_key, command) AS
     OR lw_words(tool_key)[1] IN ('get', 'list', 'search', 'find', 'fetch', 'read', 'lookup', 'query', 'view', 'show', 'describe');
 
 -- A call as a rule names it, short: a shell command's first line; another tool with the file it worked on
--- (`Edit plan.md`) or its first argument, not its whole JSON.
+-- (`Edit plan.md`) or its first argument, not its whole JSON; an editor's sub-command beside its file
+-- (`str_replace_editor create /src/app.py`: the `command` of a call that also names a path).
 CREATE OR REPLACE MACRO lw_call_brief(command) AS
     CASE WHEN regexp_matches(coalesce(command, ''), '^[\w.:-]+ [\{\[]')
-         THEN split_part(command, ' ', 1) || coalesce(' ' || nullif(coalesce(
+         THEN split_part(command, ' ', 1)
+              || CASE WHEN regexp_matches(command, '"(?:file_path|path|notebook_path)"\s*:')
+                      THEN coalesce(' ' || nullif(regexp_extract(command, '"command"\s*:\s*"([a-z_]{2,24})"', 1), ''), '') ELSE '' END
+              || coalesce(' ' || nullif(coalesce(
                   lw_edited_files(command)[1],
-                  regexp_extract(command, '"(?:file_path|path|notebook_path|url|pattern|query|command|description)"\s*:\s*"([^"]{1,80})', 1)), ''), '')
+                  nullif(regexp_extract(command, '"(?:file_path|path|notebook_path)"\s*:\s*"([^"]{1,80})', 1), ''),
+                  regexp_extract(command, '"(?:url|pattern|query|command|description)"\s*:\s*"([^"]{1,80})', 1)), ''), '')
          ELSE lw_first_line(command, 140) END;

@@ -135,3 +135,12 @@ def test_the_real_benchmark_logs():
     ends = rows(real, """SELECT count(*) FILTER (WHERE tool_name = 'finish') AS finished FROM events e
                          WHERE seq = (SELECT max(seq) FROM events x WHERE x.trace_id = e.trace_id)""")
     assert ends == [{"finished": 45}]  # 5 runs were cut off by the 50-iteration budget
+
+
+def test_what_worked_after_an_edit_names_the_editor_command_and_file(v0):
+    """An editor's call is its sub-command and file (`str_replace_editor str_replace <path>`), not its JSON:
+    the rule says what was sent again, in a person's words."""
+    [worked] = rows(v0, "SELECT recovery FROM detections WHERE trace_id = 'shopfront__inventory-101' "
+                        "AND detector = 'retry' AND recovery_kind = 'changed'")
+    assert worked["recovery"] == ("`str_replace_editor str_replace /tmp/oh-fixture-work/workspace/shopfront__inventory-101/"
+                                  "inventory/stock.py` again with other input")
