@@ -589,10 +589,12 @@ CREATE OR REPLACE MACRO lw_exit_code(txt) AS
         nullif(regexp_extract(coalesce(txt, ''), '^\s*Exit code:?\s*(-?\d+)\b', 1), '')) AS INTEGER);
 
 -- What a call works on, as it names it: paths, file names with an extension, URLs (`./` and a trailing `/`
--- dropped). Another tool that worked after a failure is what worked only when it works on one of these.
+-- dropped); not the folder a chain changes into first (`cd /repo && ...`: where it runs, not what on).
+-- Another tool that worked after a failure is what worked only when it works on one of these.
 CREATE OR REPLACE MACRO lw_call_targets(command) AS
     list_distinct(list_transform(
-        regexp_extract_all(coalesce(command, ''), 'https?://[^\s"''`<>]+|[\w.~@+-]*/[\w./~@+-]*\w|\b[\w-]+\.[A-Za-z]\w{0,5}\b'),
+        regexp_extract_all(regexp_replace(coalesce(command, ''), '(^|&&|;|\n)\s*cd\s+("[^"]*"|''[^'']*''|\S+)\s*(&&|;)', '\1', 'g'),
+                           'https?://[^\s"''`<>]+|[\w.~@+-]*/[\w./~@+-]*\w|\b[\w-]+\.[A-Za-z]\w{0,5}\b'),
         lambda t: regexp_replace(regexp_replace(t, '^\./', ''), '/+$', '')));
 
 -- A program whose exit status 1 answers a question rather than reports a failure: a search that found

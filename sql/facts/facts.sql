@@ -152,15 +152,18 @@ failures AS (
     SELECT * FROM agent_calls WHERE failed
 ),
 -- another tool that did the same job after a failure, in the same turn: it worked, is no bookkeeping of the
--- agent's own (a plan, a to-do list), and works on what the failed call worked on (a path, a file, a URL both
--- name), or, where neither names one, it came right after (an unrelated next call is no fix: what worked is
--- then not seen yet)
+-- agent's own (a plan, a to-do list), is no look unless the failed call was one and no edit unless the
+-- failed call was one (reading or editing a script does not run it), and works on what the failed call
+-- worked on (a path, a file, a URL both name), or, where neither names one, it came right after (an
+-- unrelated next call is no fix: what worked is then not seen yet)
 other_ok AS (
     SELECT f.trace_id, f.seq, min(o.seq) AS other_seq, arg_min(o.command, o.seq) AS other_text,
            arg_min(o.tool_key, o.seq) AS other_tool
     FROM failures f JOIN agent_calls o ON o.trace_id = f.trace_id AND o.turn = f.turn AND o.seq > f.seq
                                        AND NOT o.failed AND o.tool_key IS DISTINCT FROM f.tool_key
                                        AND lower(coalesce(o.tool_key, '')) NOT IN ('todowrite', 'todoread', 'update_plan', 'taskoutput')
+                                       AND (NOT o.reads OR f.reads)
+                                       AND (NOT (len(o.edited) > 0 OR lw_changes_files(o.command)) OR len(f.edited) > 0 OR lw_changes_files(f.command))
     WHERE f.next_ok_same IS NULL
       AND (list_has_any(f.targets, o.targets)
            OR (len(f.targets) = 0 AND len(o.targets) = 0 AND o.nth_call = f.nth_call + 1))

@@ -3,12 +3,13 @@
 -- severity: medium
 -- family: tool_failure
 -- description: A failed call of the agent's followed, before the user spoke again, by another tool (or
---   shell program) that did the same job and worked (facts.recovery_kind other: it did more than look and
---   works on a path, file or URL the failed call named), the failed one never being called again: the
---   first tool is unreliable for this task, or the fallback should have been the first choice. Fixing
---   something and re-running the failed tool is a retry, not a fallback; an unrelated next call is no
---   fallback. What worked is the fallback. In a run where the agent changes files (a coding run) severity
---   is low: a failing script, then an editor on it, is how code is written.
+--   shell program) that did the same job and worked (facts.recovery_kind other: a look only for a look, an
+--   edit only for an edit, on a path, file or URL the failed call named), the failed one never being
+--   called again: the first tool is unreliable for this task, or the fallback should have been the first
+--   choice. Fixing something and re-running the failed tool is a retry, not a fallback; an unrelated next
+--   call, or an edit after a failed run, is no fallback. What worked is the fallback. In a run where the
+--   agent changes files (a coding run) severity is low: one way failing and another working is how code
+--   gets written.
 WITH calls AS (
     SELECT * FROM facts WHERE type = 'tool_call' AND actor = 'agent'
 )
