@@ -399,22 +399,27 @@ CREATE OR REPLACE MACRO lw_mask(txt) AS
 -- The line of a failure's output that says what went wrong: a test's `E   SomeError: ...` line, a
 -- Python exception line, `command not found`, `No such file or directory`, an `error:`/`fatal:` line;
 -- else a line that speaks of failing; else the first line. Wrappers are dropped first (Codex's `failed in
--- sandbox ... stdout: ..., stderr: `, a shell's `bash: line 3:`), warnings and traceback frames ranked
--- last. One line, at most 300 characters.
+-- sandbox ... stdout: ..., stderr: `, a shell's `bash: line 3:`), warnings (`DeprecationWarning: ...`,
+-- wherever the line names it) and traceback frames ranked last. Of a long output, its first 8,000 and last
+-- 4,000 characters (a test run's verdict is at its end). One line, at most 300 characters.
 CREATE OR REPLACE MACRO lw_error_line(txt) AS
     -- the best-scored line, the first of those: a struct's maximum compares its fields in order (an
     -- expression, not a subquery: a query that quotes several texts pays no join for each use)
     left(list_max(list_transform(
         list_filter(list_transform(string_split(
                         -- a bare label line (`ERROR:` above the message, as OpenHands' editor writes) joins the next
-                        regexp_replace(replace(regexp_replace(left(coalesce(txt, ''), 8000),
+                        regexp_replace(replace(regexp_replace(
+                                                   -- the text bound once (to `t`): `txt` is often itself a long expression
+                                                   list_transform([coalesce(txt, '')], lambda t: CASE WHEN length(t) > 12000
+                                                                  THEN left(t, 8000) || chr(10) || right(t, 4000) ELSE t END)[1],
                                                               '^\s*failed in sandbox .*? with execution error: .*?exit code: -?\d+, stdout: ', ''),
                                                ', stderr: ', chr(10)),
                                        '(?im)^([ \t]*(?:error|failure|failed|exception)[ \t]*:)[ \t]*\n+[ \t]*', '\1 ', 'g'), chr(10)),
                         lambda x: trim(regexp_replace(x, '^\s*(bash|sh|zsh|/bin/\w+): (-c: )?(line \d+: )?', ''))),
                     lambda x: x <> ''),
         lambda x, i: {'score': CASE
-            WHEN regexp_matches(x, '^(warning|hint|note)\b|^(=|-|_|\*){3}|^Traceback \(|^File "|^at |^\^+$', 'i') THEN 0
+            WHEN regexp_matches(x, '^(warning|hint|note)\b|^(=|-|_|\*){3}|^Traceback \(|^File "|^at |^\^+$', 'i')
+                 OR regexp_matches(x, '\b[A-Z]\w*Warning:') THEN 0
             WHEN regexp_matches(x, '^(exit code|process exited with code|command exited with)\s*:?\s*-?\d+\s*$', 'i') THEN 2
             WHEN regexp_matches(x, '^E\s+[\w.]*(Error|Exception|Exit)\b') THEN 5
             -- an exception named by its module's path, as Python and Java print one (`django.core.exceptions.AppRegistryNotReady: ...`)
@@ -614,12 +619,17 @@ CREATE OR REPLACE MACRO lw_text_action(txt) AS
          THEN nullif(trim(regexp_extract(txt, '(?s)```(?:bash|sh|shell|console|mswea_bash_command)?\n(.*?)\n?```', 1), e' \n\r\t'), '') END;
 
 -- What a command printed, out of the harness's wrapper (`<returncode>N</returncode><output>...</output>`,
--- with an `<exception>` before it on a time-out); other text as it is.
+-- with an `<exception>` before it on a time-out, or, for an output too long to show, its first and last
+-- characters in `<output_head>` and `<output_tail>` around `<elided_chars>`); other text as it is.
 CREATE OR REPLACE MACRO lw_unwrap_observation(txt) AS
     CASE WHEN regexp_matches(coalesce(txt, ''), '(?s)^\s*(<exception>.*?</exception>\s*)?<returncode>-?\d+</returncode>')
          THEN trim(concat_ws(chr(10),
                    nullif(regexp_extract(txt, '(?s)^\s*<exception>(.*?)</exception>', 1), ''),
-                   regexp_extract(txt, '(?s)<output>\n?(.*?)\n?</output>\s*$', 1)))
+                   CASE WHEN contains(txt, '<output_head>')
+                        THEN concat_ws(chr(10), regexp_extract(txt, '(?s)<output_head>\n?(.*?)\n?</output_head>', 1),
+                                       nullif(trim(regexp_extract(txt, '(?s)<elided_chars>(.*?)</elided_chars>', 1)), ''),
+                                       regexp_extract(txt, '(?s)<output_tail>\n?(.*?)\n?</output_tail>', 1))
+                        ELSE regexp_extract(txt, '(?s)<output>\n?(.*?)\n?</output>\s*$', 1) END))
          -- mini-swe-agent's tool-call observation: {"returncode": N, "output": "...", "exception_info": "..."}
          WHEN regexp_matches(coalesce(txt, ''), '^\s*\{\s*"returncode"') AND json_valid(txt)
          THEN trim(concat_ws(chr(10), nullif(txt::JSON->>'exception_info', ''), txt::JSON->>'output'))

@@ -147,3 +147,35 @@ def test_swe_agent_1_has_no_person_and_skips_its_demonstrations(tmp_path):
     assert {e["type"] for e in found if "changed the wrong file" in (e["content"] or "")} == {"workflow_step"}
     assert not [e for e in found if e["type"] in ("user_message", "human_correction")]
     assert rows(con, "SELECT count(*) AS n FROM detections WHERE detector = 'human_correction'") == [{"n": 0}]
+
+
+def test_a_long_output_is_its_head_and_tail(tmp_path):
+    """mini-swe-agent shows an output of 10,000 characters or more as its first and last 5,000 under a
+    warning (`<output_head>`, `<elided_chars>`, `<output_tail>`: its action_observation_template): the result
+    is that head and tail, so a failing test run's error line is read from it (not from a warning, nor an
+    empty output)."""
+    head = ("/testbed/app/models.py:164: DeprecationWarning: Using or importing the ABCs from 'collections' is deprecated\n"
+            + "".join(f"test_case_{n} ... ok\n" for n in range(600)))
+    tail = ("ERROR: test_post_params (test_requests.RequestsTestCase)\n" + "x\n" * 40
+            + "TypeError: 'str' object is not callable\n\nFAILED (errors=1)")
+    observation = ("<returncode>1</returncode>\n<warning>\nThe output of your last command was too long.\n"
+                   "Please try a different command that produces less output.\n</warning><output_head>\n" + head
+                   + "\n</output_head>\n<elided_chars>\n12000 characters elided\n</elided_chars>\n<output_tail>\n"
+                   + tail + "\n</output_tail>")
+    run = {"trajectory_format": "mini-swe-agent-1", "instance_id": "long-output",
+           "info": {"exit_status": "Submitted", "submission": ""},
+           "messages": [{"role": "system", "content": "You are a helpful assistant that can interact with a computer shell."},
+                        {"role": "user", "content": "<pr_description>\nFix the post params test.\n</pr_description>"},
+                        {"role": "assistant", "content": "THOUGHT: Run the tests.\n\n```bash\npython3 test_requests.py\n```"},
+                        {"role": "user", "content": observation},
+                        {"role": "assistant", "content": "THOUGHT: Fixed the test; again.\n\n```bash\npython3 test_requests.py\n```"},
+                        {"role": "user", "content": "<returncode>0</returncode>\n<output>\nOK\n</output>"},
+                        {"role": "assistant", "content": "THOUGHT: Done.\n\n```bash\necho COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT\n```"}]}
+    (tmp_path / "long-output.traj.json").write_text(json.dumps(run))
+    con = stage([tmp_path])
+    [result] = [e for e in events_of(con, trace_of(con, "long-output.traj.json")) if e["type"] == "tool_result"][:1]
+    assert result["status"] == "error"
+    assert result["content"].startswith("/testbed/app/models.py:164: Deprecation") and result["content"].endswith("FAILED (errors=1)")
+    assert "12000 characters elided" in result["content"]
+    [retry] = rows(con, "SELECT evidence FROM detections WHERE detector = 'retry'")
+    assert retry["evidence"] == "python3 test_requests.py: ERROR: test_post_params (test_requests.RequestsTestCase)"
