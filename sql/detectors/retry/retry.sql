@@ -7,7 +7,10 @@
 --   failed in a row before one worked ("(3 times)"), with what worked then (other arguments, the same
 --   call once the cause was fixed, another tool, the user's words) and the calls it cost. When nothing
 --   worked, the retries were exhausted: severity high. In a run where the agent changes files (a coding
---   run), a failure followed by a call that worked is how code gets written: severity low. Also a retry
+--   run), a failure followed by a call that worked is how code gets written: severity low; so is code run
+--   (no edit) that raised an exception and was followed by a change of the code, even when it was not seen
+--   to work again (a reproduction script given up for the fix); a failing edit, or a push or a test run
+--   never made to work, stays high. Also a retry
 --   event after an error or a failed step. A tool the environment refused (a rate limit, a quota, a
 --   rejected key: facts.environment) and the agent called again is a retry too, but the environment's:
 --   category environment, in environment_error's family with its signature (one cause, one lesson for
@@ -32,7 +35,7 @@ episodes AS (
 ),
 -- the environment's failures of an episode and the agent's are two findings: two causes
 implicit AS (
-    SELECT trace_id, tool_key, episode, environment, bool_or(coding_run) AS coding_run,
+    SELECT trace_id, tool_key, episode, environment, bool_or(coding_run) AS coding_run, bool_or(changes) AS changes,
            -- the finding points at the first failure's result, where it shows
            arg_min(coalesce(result_event_id, event_id), seq) AS event_id, arg_min(coalesce(result_seq, seq), seq) AS seq,
            count(*) AS times,
@@ -57,6 +60,14 @@ refused AS (
         USING (trace_id, seq)
     WHERE i.environment
 ),
+-- the agent's last change of files in each trace with a failure retried: a failed run followed by a change is
+-- how code gets written, whether or not that run was seen to work again
+last_change AS (
+    SELECT trace_id, max(seq) AS changed_seq
+    FROM facts
+    WHERE type = 'tool_call' AND actor = 'agent' AND changes AND trace_id IN (SELECT trace_id FROM implicit)
+    GROUP BY trace_id
+),
 failures AS (
     SELECT trace_id, seq, event_id, type, tool_name, content
     FROM events
@@ -80,8 +91,11 @@ explicit AS (
 )
 SELECT trace_id, event_id, seq,
        tool_key || ': ' || lw_clip(coalesce(error, 'failed, with no message'), 200) AS evidence,
-       CASE WHEN first.kind NOT IN ('changed', 'again', 'other') OR first.kind IS NULL THEN 'high'
-            -- in a coding run (facts.coding_run) a failure then a call that worked is how code gets written
+       CASE -- in a coding run (facts.coding_run) a failure then a call that worked is how code gets written, and
+            -- so is code run (no edit) that raised, then a change of the code, though that run was not seen to work
+            WHEN coding_run AND NOT changes AND changed_seq > seq AND coalesce(first.kind NOT IN ('changed', 'again', 'other'), true)
+                 AND regexp_matches(coalesce(error, ''), '\b[A-Z]\w*(Error|Exception)\b') THEN 'low'
+            WHEN first.kind NOT IN ('changed', 'again', 'other') OR first.kind IS NULL THEN 'high'
             WHEN coding_run THEN 'low' END AS severity,
        CASE WHEN first.kind IN ('changed', 'again', 'other')
             THEN '`' || tool_key || '` failed and was run again' || CASE WHEN times > 1 THEN ' (' || times || ' times)' ELSE '' END || '.'
@@ -91,7 +105,7 @@ SELECT trace_id, event_id, seq,
        lw_what_worked(first.kind, first.text, first.command, first.between, first.changed) AS recovery,
        first.kind AS recovery_kind, first.wasted AS wasted_steps,
        lw_failure_title(tool_key, error) AS title, NULL AS category, NULL AS family
-FROM implicit
+FROM implicit LEFT JOIN last_change USING (trace_id)
 WHERE NOT environment
 UNION ALL
 SELECT trace_id, event_id, seq,
