@@ -646,6 +646,12 @@ CREATE OR REPLACE MACRO lw_changes_files(command) AS
     regexp_matches(coalesce(command, ''),
                    '(^|[;&|(]\s*)(rm|mv|cp|touch|mkdir|rmdir|patch|truncate|tee)\s|[^<>&0-9]>>?\s*[^\s&>]|\bgit\s+(apply|checkout|restore|reset|stash|am|revert|cherry-pick|mv|rm)\b|\bsed\s+-i');
 
+-- Is a call the agent's own bookkeeping: its plan or to-do list, or `think` (which, as its producers
+-- describe it, neither obtains information nor changes anything: it appends a thought to the log)? It is
+-- no step toward a fix, nor what the agent was doing when a person spoke.
+CREATE OR REPLACE MACRO lw_bookkeeping(tool_key) AS
+    lower(coalesce(tool_key, '')) IN ('todowrite', 'todoread', 'update_plan', 'think');
+
 -- Does a call only look (read a file, search, list, show a diff), so that it cannot be what fixed
 -- something? By its tool_key (lw_tool_key) and the command it ran.
 CREATE OR REPLACE MACRO lw_reads(tool_key, command) AS
@@ -653,7 +659,8 @@ CREATE OR REPLACE MACRO lw_reads(tool_key, command) AS
                                                          'echo', 'wc', 'tree', 'less', 'more', 'file', 'stat', 'which', 'type', 'awk')
      AND NOT regexp_matches(coalesce(command, ''), '\bsed\s+-i|>\s*\S'))
     OR lower(coalesce(tool_key, '')) IN ('git status', 'git diff', 'git log', 'git show', 'git branch', 'read', 'grep', 'glob',
-                                         'ls', 'websearch', 'webfetch', 'todowrite', 'todoread', 'taskoutput', 'update_plan')
+                                         'ls', 'websearch', 'webfetch', 'taskoutput')
+    OR lw_bookkeeping(tool_key)
     OR lw_words(tool_key)[1] IN ('get', 'list', 'search', 'find', 'fetch', 'read', 'lookup', 'query', 'view', 'show', 'describe');
 
 -- A call as a rule names it, short: a shell command's first line; another tool with the file it worked on

@@ -161,7 +161,7 @@ other_ok AS (
            arg_min(o.tool_key, o.seq) AS other_tool
     FROM failures f JOIN agent_calls o ON o.trace_id = f.trace_id AND o.turn = f.turn AND o.seq > f.seq
                                        AND NOT o.failed AND o.tool_key IS DISTINCT FROM f.tool_key
-                                       AND lower(coalesce(o.tool_key, '')) NOT IN ('todowrite', 'todoread', 'update_plan', 'taskoutput')
+                                       AND NOT lw_bookkeeping(o.tool_key) AND lower(coalesce(o.tool_key, '')) <> 'taskoutput'
                                        AND (NOT o.reads OR f.reads)
                                        AND (NOT (len(o.edited) > 0 OR lw_changes_files(o.command)) OR len(f.edited) > 0 OR lw_changes_files(f.command))
     WHERE f.next_ok_same IS NULL
@@ -206,6 +206,7 @@ steps_between AS (
     SELECT r.trace_id, r.seq, array_to_string(list_distinct(list(b.tool_key ORDER BY b.seq))[1:3], ', ') AS between,
            array_to_string(list_distinct(flatten(list(b.edited ORDER BY b.seq)))[1:3], ', ') AS changed_files
     FROM recovered r JOIN agent_calls b ON b.trace_id = r.trace_id AND b.seq > r.seq AND b.seq < r.recovery_seq
+                                       AND NOT lw_bookkeeping(b.tool_key)
     WHERE r.recovery_kind IN ('changed', 'again', 'other')
     GROUP BY r.trace_id, r.seq
 ),

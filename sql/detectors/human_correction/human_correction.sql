@@ -124,7 +124,7 @@ context AS (
     SELECT e.trace_id, e.at.seq AS seq, c.tool_key, m.tool_key AS changed_with,
            CASE WHEN w.seq > coalesce(c.seq, -1) THEN w.seq END AS said_seq
     FROM episodes e
-    ASOF LEFT JOIN (SELECT trace_id, seq, tool_key FROM facts WHERE type = 'tool_call' AND actor = 'agent') c
+    ASOF LEFT JOIN (SELECT trace_id, seq, tool_key FROM facts WHERE type = 'tool_call' AND actor = 'agent' AND NOT lw_bookkeeping(tool_key)) c
          ON c.trace_id = e.trace_id AND e.at.seq > c.seq
     ASOF LEFT JOIN (SELECT trace_id, seq FROM facts WHERE type IN ('assistant_message', 'final_answer') AND actor = 'agent') w
          ON w.trace_id = e.trace_id AND e.at.seq > w.seq
