@@ -125,19 +125,22 @@ outcome AS (
     LEFT JOIN paired p ON p.trace_id = c.trace_id AND p.call_seq = c.seq
     LEFT JOIN span_errors s ON s.trace_id = c.trace_id AND s.call_seq = c.seq
 )
-SELECT o.* EXCLUDE (content, said_edited), list_distinct(list_concat(lw_edited_files(o.command), coalesce(o.said_edited, []))) AS edited,
+-- whether a call changes files or only looks, worked out once here for the statements after
+SELECT *, len(edited) > 0 OR lw_changes_files(command) AS changes, lw_reads(tool_key, command) AS reads
+FROM (
+    SELECT o.* EXCLUDE (content, said_edited), list_distinct(list_concat(lw_edited_files(o.command), coalesce(o.said_edited, []))) AS edited,
            o.failed AND lw_environment_failure('tool_call', o.raw_type, o.tool_name, o.output, o.given_actor) AS environment,
            -- a result that only repeats the tool's name, or the call itself, says nothing of what went wrong
            CASE WHEN o.failed AND trim(coalesce(o.output, '')) NOT IN (o.tool_name, o.tool_key, trim(coalesce(o.content, '')))
                 THEN lw_error_line(lw_shell_output(o.output, o.command)) END AS error
-    FROM outcome o;
+    FROM outcome o);
 -- 3. what is known of each call besides: what worked after a failure, and at what cost
 CREATE OR REPLACE TEMP TABLE call_facts AS
 WITH
 -- what came next, for every call: windows over the agent's calls
 agent_calls AS (
-    SELECT j.trace_id, j.seq, j.command, j.tool_key, j.turn, j.failed, j.environment, j.edited,
-           lw_reads(j.tool_key, j.command) AS reads, lw_call_targets(j.command) AS targets,
+    SELECT j.trace_id, j.seq, j.command, j.tool_key, j.turn, j.failed, j.environment, j.edited, j.changes,
+           j.reads, lw_call_targets(j.command) AS targets,
            first_value(CASE WHEN NOT j.failed THEN j.seq END IGNORE NULLS) OVER same_key AS next_ok_same,
            first_value(CASE WHEN NOT j.failed THEN j.command END IGNORE NULLS) OVER same_key AS next_ok_same_command,
            row_number() OVER (PARTITION BY j.trace_id ORDER BY j.seq) AS nth_call,
@@ -163,7 +166,7 @@ other_ok AS (
                                        AND NOT o.failed AND o.tool_key IS DISTINCT FROM f.tool_key
                                        AND NOT lw_bookkeeping(o.tool_key) AND lower(coalesce(o.tool_key, '')) <> 'taskoutput'
                                        AND (NOT o.reads OR f.reads)
-                                       AND (NOT (len(o.edited) > 0 OR lw_changes_files(o.command)) OR len(f.edited) > 0 OR lw_changes_files(f.command))
+                                       AND (NOT o.changes OR f.changes)
     WHERE f.next_ok_same IS NULL
       AND (list_has_any(f.targets, o.targets)
            OR (len(f.targets) = 0 AND len(o.targets) = 0 AND o.nth_call = f.nth_call + 1))
@@ -220,7 +223,7 @@ costed AS (
 -- the calls, with all that is known of them
 known AS (
     SELECT j.trace_id, j.seq, j.result_seq, j.result_event_id, j.command, j.call_hash, j.tool_key, j.output,
-           j.edited, len(j.edited) > 0 OR lw_changes_files(j.command) AS changes, lw_reads(j.tool_key, j.command) AS reads,
+           j.edited, j.changes, j.reads,
            j.failed, j.denied, j.environment, j.error,
            -- an edit that did not apply is one cause per tool, however the tool words it (a hunk it cannot
            -- parse, lines it cannot find, a file that is not there): the edit did not match the file or the

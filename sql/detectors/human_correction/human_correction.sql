@@ -185,5 +185,8 @@ SELECT e.trace_id, e.at.event_id AS event_id, e.at.seq AS seq, e.q300 AS evidenc
                    WHEN s.text IS NOT NULL THEN ' What worked, as the user said: "' || s.quote || '"'
                    ELSE '' END AS lesson
 FROM quoted e LEFT JOIN context c ON c.trace_id = e.trace_id AND c.seq = e.at.seq
-LEFT JOIN events a ON a.trace_id = c.trace_id AND a.seq = c.said_seq
+-- the agent's words read only from the traces that need them (a join with all events cost a third of this query)
+LEFT JOIN (SELECT e.trace_id, e.seq, e.content FROM events e
+           WHERE e.type IN ('assistant_message', 'final_answer') AND e.trace_id IN (SELECT trace_id FROM context WHERE said_seq IS NOT NULL)) a
+       ON a.trace_id = c.trace_id AND a.seq = c.said_seq
 LEFT JOIN said_worked s ON s.trace_id = e.trace_id AND s.last_seq = e.last_seq
