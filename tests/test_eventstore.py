@@ -70,11 +70,13 @@ def test_event_files_hold_row_groups_of_about_16384_events(tmp_path: Path):
     time and skip a row group whose trace ids miss the ones asked for: both ways a night's events are
     stored, moved whole and copied, write them in row groups of 16,384 events, not one per batch."""
     db = tmp_path / "lw.duckdb"
-    write_traces(tmp_path / "in", "a.jsonl", [corrected(f"a{i:05}") for i in range(9000)])
+    # 40,000 events a night: more than one group's worth even where a group closes late (below), so each
+    # file must hold two groups or more however the copy's threads cut it
+    write_traces(tmp_path / "in", "a.jsonl", [corrected(f"a{i:05}") for i in range(20000)])
     assert run(tmp_path / "in", db) == 0
     # Night two: a conflicting trace is left out, so the batch is copied (eventstore.write), not moved
     write_traces(tmp_path / "in", "b.jsonl", [corrected("a00000", "Something else.")]
-                 + [corrected(f"b{i:05}") for i in range(9000)])
+                 + [corrected(f"b{i:05}") for i in range(20000)])
     assert run(tmp_path / "in", db) == 0
     assert sorted(stored_files(db)) == ["batch-0.parquet", "part-0.parquet"]
     files = [(tmp_path / "lw.events" / file).as_posix() for (file,) in query_db(db, "SELECT file FROM event_files")]
@@ -84,4 +86,4 @@ def test_event_files_hold_row_groups_of_about_16384_events(tmp_path: Path):
     # rows seen once); what readers need is groups of that order, several to a night, not one a batch
     assert 16384 <= max(rows for _, _, rows in groups) < 2 * 16384
     assert {name for name, group, _ in groups if group > 0} == {"batch-0.parquet", "part-0.parquet"}
-    assert query_db(db, "SELECT count(*) FROM events") == [(36000,)]
+    assert query_db(db, "SELECT count(*) FROM events") == [(80000,)]
